@@ -1,0 +1,59 @@
+/**
+ * Stable error codes. Each is documented under "Errors" in the core README;
+ * a code, once published, never changes meaning.
+ */
+export type BloomErrorCode =
+  /** An argument is out of range or of the wrong type; the message names it and the allowed range. */
+  | 'BLOOM_INVALID_PARAMETER'
+  /** A key is neither a string nor a Uint8Array. */
+  | 'BLOOM_INVALID_KEY'
+  /** Two filters (or a filter and stored parameters) do not have identical parameters. */
+  | 'BLOOM_INCOMPATIBLE'
+  /** A snapshot is truncated, has a bad checksum or impossible fields. */
+  | 'BLOOM_CORRUPT_SNAPSHOT'
+  /** A snapshot or stored filter uses a format version or hash scheme this release cannot read. */
+  | 'BLOOM_UNSUPPORTED_VERSION'
+  /** The filter or store was closed. */
+  | 'BLOOM_CLOSED'
+  /** The backing store failed or could not be reached; `cause` holds the store's error. */
+  | 'BLOOM_STORE_UNAVAILABLE'
+  /** Stored bits are gone (evicted, expired, deleted): answering would give false negatives. */
+  | 'BLOOM_DATA_LOST'
+  /** Stored bits or metadata fail their checksum or are not a bloomkit filter. */
+  | 'BLOOM_CORRUPT_STORE'
+  /** No filter exists under that name or path. */
+  | 'BLOOM_NOT_FOUND'
+  /** The store is held by another process. */
+  | 'BLOOM_LOCKED'
+
+/** The one error class bloomkit throws for anything but plain programming mistakes. */
+export class BloomError extends Error {
+  /** A stable, documented code; match on this rather than on the message. */
+  readonly code: BloomErrorCode
+
+  constructor(code: BloomErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'BloomError'
+    this.code = code
+  }
+}
+
+/** Throws `BLOOM_INVALID_PARAMETER` naming the parameter, the allowed range and what was given. */
+export function invalidParameter(name: string, allowed: string, got: unknown): BloomError {
+  return new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be ${allowed}; got ${describe(got)}`)
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+  if (typeof value === 'bigint') return `${value}n`
+  if (value === null || typeof value !== 'object') return String(value)
+  return Object.prototype.toString.call(value)
+}
+
+/** Asserts an integer in [min, max] (both inclusive, both safe integers). */
+export function checkInteger(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidParameter(name, `an integer from ${min} to ${max}`, value)
+  }
+  return value
+}

@@ -1,0 +1,43 @@
+export { BloomFilter } from './bloom-filter.js'
+export type { BitStore, BitStoreCapabilities, Outcome } from './bit-store.js'
+export { crc32 } from './crc32.js'
+export { BloomError, type BloomErrorCode } from './errors.js'
+export { createKeyHasher, KeyHasher, loadWasmHasher, WASM_MIN_LENGTH, type BloomKey } from './key-hasher.js'
+export {
+  assertSameParameters,
+  checkParameters,
+  formatParameters,
+  HASH_SCHEME,
+  MAX_HASHES,
+  MAX_SHARD_BITS,
+  MAX_SHARDS,
+  sameParameters,
+  shardBitsOf,
+  shardBytesOf,
+  sizeFilter,
+  type FilterParameters,
+  type SizingOptions,
+} from './parameters.js'
+export { PositionBatch, type ShardGroup } from './position-batch.js'
+export { fillPositions, shardOf } from './positions.js'
+export {
+  estimateErrorRate,
+  optimalCapacity,
+  optimalParameters,
+  type CapacityOptions,
+  type Dimensions,
+  type ErrorRateOptions,
+} from './sizing.js'
+export {
+  decodeSnapshot,
+  decodeSnapshotHeader,
+  encodeSnapshotHeader,
+  SNAPSHOT_HEADER_BYTES,
+  SNAPSHOT_TRAILER_BYTES,
+  SNAPSHOT_VERSION,
+  snapshotBytes,
+  SnapshotReader,
+  type PayloadChunk,
+  type SnapshotHeader,
+} from './snapshot.js'
+export { xxh32PairAscii, xxh32PairBytes, type HashPair } from './xxhash32.js'

@@ -1,0 +1,92 @@
+import xxhash, { type XXHashAPI } from 'xxhash-wasm'
+import { BloomError } from './errors.js'
+import { xxh32PairAscii, xxh32PairBytes, type HashPair } from './xxhash32.js'
+
+/** What a filter accepts as a key: a string (hashed as its UTF-8 bytes) or raw bytes. */
+export type BloomKey = string | Uint8Array
+
+/** Lane B's seed is lane A's XOR this constant (docs/SPEC.md, "Hashing"). */
+export const LANE_B_SEED_XOR = 0x9e3779b9
+
+/**
+ * Keys at least this long go to xxhash-wasm when it is available: below it the pure-JS pass wins
+ * (no encoding, no boundary crossing), above it WebAssembly's speed per byte wins.
+ * Measured by `benchmarks` ("hashing by key length").
+ */
+export const WASM_MIN_LENGTH = 128
+
+let wasm: Promise<XXHashAPI | undefined> | undefined
+
+/**
+ * Compiles xxhash-wasm once per process. Where WebAssembly is missing or forbidden (a page CSP
+ * without 'wasm-unsafe-eval', `node --jitless`), resolves to undefined and every key takes the
+ * pure-JS path, which gives the same hashes.
+ */
+export function loadWasmHasher(): Promise<XXHashAPI | undefined> {
+  wasm ??= xxhash().catch(() => undefined)
+  return wasm
+}
+
+/**
+ * Hashes keys to the two 32-bit values that place them in a filter: XXH32 of the key's bytes
+ * with two seeds. Results land in `a` and `b`, so hashing allocates nothing.
+ */
+export class KeyHasher implements HashPair {
+  a = 0
+  b = 0
+  readonly seedA: number
+  readonly seedB: number
+  /** Whether xxhash-wasm serves long keys; false where WebAssembly is unavailable. */
+  readonly usesWasm: boolean
+  private readonly wasm: XXHashAPI | undefined
+  private readonly encoder = new TextEncoder()
+  private scratch = new Uint8Array(256)
+
+  /** Prefer {@link createKeyHasher}, which loads xxhash-wasm first. */
+  constructor(seed: number, wasmApi?: XXHashAPI) {
+    this.seedA = seed >>> 0
+    this.seedB = (seed ^ LANE_B_SEED_XOR) >>> 0
+    this.wasm = wasmApi
+    this.usesWasm = wasmApi !== undefined
+  }
+
+  /** Sets `a` and `b` for `key`. Throws `BLOOM_INVALID_KEY` for anything but a string or Uint8Array. */
+  hash(key: BloomKey): void {
+    if (typeof key === 'string') {
+      if (key.length < WASM_MIN_LENGTH || this.wasm === undefined) {
+        if (!xxh32PairAscii(key, this.seedA, this.seedB, this)) this.hashEncoded(key)
+      } else {
+        this.a = this.wasm.h32(key, this.seedA)
+        this.b = this.wasm.h32(key, this.seedB)
+      }
+    } else if (key instanceof Uint8Array) {
+      if (key.length < WASM_MIN_LENGTH || this.wasm === undefined) {
+        xxh32PairBytes(key, key.length, this.seedA, this.seedB, this)
+      } else {
+        this.a = this.wasm.h32Raw(key, this.seedA)
+        this.b = this.wasm.h32Raw(key, this.seedB)
+      }
+    } else {
+      throw new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array; got ${describeKey(key)}`)
+    }
+  }
+
+  /** A short string with non-ASCII characters: encode it into the reused buffer, then hash the bytes. */
+  private hashEncoded(key: string): void {
+    // UTF-8 needs at most 3 bytes per UTF-16 code unit.
+    if (this.scratch.length < key.length * 3) this.scratch = new Uint8Array(key.length * 3)
+    const { written } = this.encoder.encodeInto(key, this.scratch)
+    xxh32PairBytes(this.scratch, written, this.seedA, this.seedB, this)
+  }
+}
+
+function describeKey(key: unknown): string {
+  if (key === null) return 'null'
+  if (typeof key !== 'object') return typeof key
+  return Object.prototype.toString.call(key)
+}
+
+/** A {@link KeyHasher} with xxhash-wasm loaded where the runtime allows it. */
+export async function createKeyHasher(seed: number): Promise<KeyHasher> {
+  return new KeyHasher(seed, await loadWasmHasher())
+}

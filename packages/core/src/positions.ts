@@ -1,0 +1,43 @@
+/**
+ * Where a key's bits go, from its two 32-bit hashes (docs/SPEC.md, "Positions").
+ * Plain doubles suffice: every intermediate stays below 2^53, so the result is exact for any
+ * shard size up to 2^32 bits and any filter size, with no BigInt.
+ */
+
+/** MurmurHash3's 32-bit finaliser: decorrelates the shard choice from the in-shard positions. */
+function fmix32(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+  return (h ^ (h >>> 16)) >>> 0
+}
+
+/** The shard, in [0, shards), that holds the key hashed to `a`, `b`: ⌊fmix32(a ⊕ rotl(b, 16)) · shards / 2^32⌋. */
+export function shardOf(a: number, b: number, shards: number): number {
+  if (shards === 1) return 0
+  return Math.floor((fmix32(a ^ ((b << 16) | (b >>> 16))) * shards) / 4294967296)
+}
+
+/**
+ * Writes the key's `hashes` positions within its shard to `out[offset …]`: enhanced double hashing
+ * in 32-bit arithmetic, h_i = (a + i·b + (i³ − i)/6) mod 2^32, then position_i = ⌊h_i · shardBits / 2^32⌋.
+ *
+ * The multiply-shift replaces a modulo (no branch, no slow floating-point %) and is computed
+ * exactly: h is split into 16-bit halves so that every product stays below 2^49.
+ */
+export function fillPositions(
+  a: number,
+  b: number,
+  shardBits: number,
+  hashes: number,
+  out: Uint32Array,
+  offset: number,
+): void {
+  let x = a | 0
+  let y = b | 0
+  for (let i = 0; i < hashes; i++) {
+    const h = x >>> 0
+    out[offset + i] = Math.floor(((h >>> 16) * shardBits + Math.floor(((h & 0xffff) * shardBits) / 65536)) / 65536)
+    x = (x + y) | 0
+    y = (y + i + 1) | 0
+  }
+}

@@ -1,0 +1,114 @@
+import { checkInteger, invalidParameter } from './errors.js'
+
+/** What a filter should hold: how many distinct keys, at what false-positive rate. */
+export interface CapacityOptions {
+  /** The number of distinct keys the filter is sized for; a positive safe integer. */
+  readonly capacity: number
+  /** The target false-positive probability at `capacity` keys, in (0, 1). */
+  readonly errorRate: number
+}
+
+/** A filter's size: total bits and the number of bit positions per key. */
+export interface Dimensions {
+  /** Total bits (m). */
+  readonly bits: number
+  /** Bit positions per key (k). */
+  readonly hashes: number
+}
+
+/** Validates `errorRate` ∈ (0, 1). */
+export function checkErrorRate(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !(value > 0 && value < 1)) {
+    throw invalidParameter(name, 'a number greater than 0 and less than 1', value)
+  }
+  return value
+}
+
+/**
+ * The bits and hashes that hold `capacity` keys at `errorRate`, by the formulas Guava and Redisson
+ * use, so the sizes match theirs: bits = ⌊−n·ln p / (ln 2)²⌋, hashes = max(1, round(bits / n · ln 2)).
+ *
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` for a capacity that is not a positive safe integer
+ *   or an error rate outside (0, 1).
+ */
+export function optimalParameters(options: CapacityOptions): Dimensions {
+  const capacity = checkInteger('capacity', options?.capacity, 1, Number.MAX_SAFE_INTEGER)
+  const errorRate = checkErrorRate('errorRate', options?.errorRate)
+  const bits = Math.floor((-capacity * Math.log(errorRate)) / (Math.LN2 * Math.LN2))
+  return { bits: Math.max(1, bits), hashes: Math.max(1, Math.round((bits / capacity) * Math.LN2)) }
+}
+
+/**
+ * The most keys that `bits` can hold at `errorRate` with the optimal number of hashes:
+ * the inverse of {@link optimalParameters}.
+ */
+export function optimalCapacity(options: { readonly bits: number; readonly errorRate: number }): number {
+  const bits = checkInteger('bits', options?.bits, 1, Number.MAX_SAFE_INTEGER)
+  const errorRate = checkErrorRate('errorRate', options?.errorRate)
+  return Math.floor((-bits * Math.LN2 * Math.LN2) / Math.log(errorRate))
+}
+
+/** Inputs of {@link estimateErrorRate}. */
+export interface ErrorRateOptions extends Dimensions {
+  /** The number of distinct keys in the filter. */
+  readonly items: number
+  /** Shards the bits are split into (each key lives in one, chosen by its hash). Default: 1. */
+  readonly shards?: number
+}
+
+/**
+ * The expected false-positive rate of a filter holding `items` keys.
+ *
+ * Uses the finite-m form 1 − (1 − 1/m)^(k·n) for a shard's fill rather than the asymptotic
+ * e^(−kn/m), and with several shards it averages over the binomial spread of keys across shards:
+ * a shard that draws more keys than average costs more than a lighter one saves.
+ */
+export function estimateErrorRate(options: ErrorRateOptions): number {
+  const bits = checkInteger('bits', options?.bits, 1, Number.MAX_SAFE_INTEGER)
+  const hashes = checkInteger('hashes', options?.hashes, 1, 1024)
+  const items = checkInteger('items', options?.items, 0, Number.MAX_SAFE_INTEGER)
+  const shards = checkInteger('shards', options?.shards ?? 1, 1, bits)
+  const shardBits = bits / shards
+  const rateAt = (load: number) => Math.pow(-Math.expm1(hashes * load * Math.log1p(-1 / shardBits)), hashes)
+  if (shards === 1 || items === 0) return rateAt(items)
+  return expectOverBinomial(items, 1 / shards, rateAt)
+}
+
+/**
+ * E[f(X)] for X ~ Binomial(n, p). Sums the terms around the mode until they vanish (weights are
+ * built from the ratio of neighbours, so no factorials overflow); past a few thousand standard
+ * deviations' worth of terms it samples the normal approximation instead, which is exact enough there.
+ */
+function expectOverBinomial(n: number, p: number, f: (x: number) => number): number {
+  const mean = n * p
+  const sd = Math.sqrt(mean * (1 - p))
+  if (sd > 2000) {
+    let total = 0
+    let weights = 0
+    for (let z = -10; z <= 10; z += 0.01) {
+      const w = Math.exp((-z * z) / 2)
+      total += w * f(Math.max(0, Math.min(n, mean + z * sd)))
+      weights += w
+    }
+    return total / weights
+  }
+  const mode = Math.floor((n + 1) * p)
+  const odds = p / (1 - p)
+  let total = f(mode)
+  let weights = 1
+  let w = 1
+  for (let x = mode; x < n; x++) {
+    w *= ((n - x) / (x + 1)) * odds
+    if (w < 1e-17) break
+    total += w * f(x + 1)
+    weights += w
+  }
+  w = 1
+  for (let x = mode; x > 0; x--) {
+    w *= (x / (n - x + 1)) / odds
+    if (w < 1e-17) break
+    total += w * f(x - 1)
+    weights += w
+  }
+  return total / weights
+}

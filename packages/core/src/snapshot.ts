@@ -1,0 +1,198 @@
+import { BloomError } from './errors.js'
+import { crc32 } from './crc32.js'
+import { checkParameters, HASH_SCHEME, shardBytesOf, type FilterParameters } from './parameters.js'
+
+/** Bytes of the snapshot header (docs/SPEC.md, "Snapshot format"). */
+export const SNAPSHOT_HEADER_BYTES = 40
+/** Bytes of the trailer: the payload's CRC-32. */
+export const SNAPSHOT_TRAILER_BYTES = 4
+/** The snapshot format version this release writes and reads. */
+export const SNAPSHOT_VERSION = 1
+
+const MAGIC = 0x4b4d4c42 // "BLMK" read little-endian
+
+/** A snapshot's header fields. */
+export interface SnapshotHeader {
+  readonly parameters: FilterParameters
+  /** The writer's estimate of the distinct keys in the filter; a hint only. */
+  readonly items: number
+}
+
+/** Total bytes of a snapshot of a filter with these parameters. */
+export function snapshotBytes(parameters: FilterParameters): number {
+  return SNAPSHOT_HEADER_BYTES + parameters.bits / 8 + SNAPSHOT_TRAILER_BYTES
+}
+
+function setUint64(view: DataView, offset: number, value: number): void {
+  view.setUint32(offset, value % 4294967296, true)
+  view.setUint32(offset + 4, Math.floor(value / 4294967296), true)
+}
+
+function getUint64(view: DataView, offset: number): number {
+  return view.getUint32(offset, true) + view.getUint32(offset + 4, true) * 4294967296
+}
+
+/** The 40-byte header for a filter with these parameters. */
+export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
+  const bytes = new Uint8Array(SNAPSHOT_HEADER_BYTES)
+  const view = new DataView(bytes.buffer)
+  const { parameters } = header
+  view.setUint32(0, MAGIC, true)
+  view.setUint16(4, SNAPSHOT_VERSION, true)
+  view.setUint8(6, HASH_SCHEME)
+  view.setUint8(7, parameters.hashes)
+  view.setUint32(8, parameters.seed, true)
+  view.setUint32(12, parameters.shards, true)
+  setUint64(view, 16, parameters.bits)
+  setUint64(view, 24, Math.min(Math.max(0, Math.round(header.items)), Number.MAX_SAFE_INTEGER))
+  view.setUint32(32, 0, true)
+  view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
+  return bytes
+}
+
+function corrupt(message: string): BloomError {
+  return new BloomError('BLOOM_CORRUPT_SNAPSHOT', `snapshot ${message}`)
+}
+
+/**
+ * Reads and checks a header from the first 40 bytes of `bytes`.
+ *
+ * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` (too short, not a snapshot, bad checksum, impossible
+ *   fields) or `BLOOM_UNSUPPORTED_VERSION` (a later format version or an unknown hash scheme).
+ */
+export function decodeSnapshotHeader(bytes: Uint8Array): SnapshotHeader {
+  if (!(bytes instanceof Uint8Array)) {
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `snapshot must be a Uint8Array; got ${Object.prototype.toString.call(bytes)}`)
+  }
+  if (bytes.length < SNAPSHOT_HEADER_BYTES) {
+    throw corrupt(`is truncated: ${bytes.length} bytes, the header alone is ${SNAPSHOT_HEADER_BYTES}`)
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, SNAPSHOT_HEADER_BYTES)
+  if (view.getUint32(0, true) !== MAGIC) throw corrupt('does not start with "BLMK": not a bloomkit snapshot')
+  if (view.getUint32(36, true) !== crc32(bytes.subarray(0, 36))) throw corrupt('header fails its CRC-32 check')
+  const version = view.getUint16(4, true)
+  if (version !== SNAPSHOT_VERSION) {
+    throw new BloomError(
+      'BLOOM_UNSUPPORTED_VERSION',
+      `snapshot format version ${version} is not supported; this release reads version ${SNAPSHOT_VERSION}`,
+    )
+  }
+  const scheme = view.getUint8(6)
+  if (scheme !== HASH_SCHEME) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot hash scheme ${scheme} is not supported; this release knows scheme ${HASH_SCHEME}`)
+  }
+  if (view.getUint32(32, true) !== 0) throw corrupt('has unknown flags set')
+  let parameters: FilterParameters
+  try {
+    parameters = checkParameters({
+      hashes: view.getUint8(7),
+      seed: view.getUint32(8, true),
+      shards: view.getUint32(12, true),
+      bits: getUint64(view, 16),
+    })
+  } catch (error) {
+    throw new BloomError('BLOOM_CORRUPT_SNAPSHOT', `snapshot header holds impossible parameters: ${(error as Error).message}`, { cause: error })
+  }
+  return { parameters, items: getUint64(view, 24) }
+}
+
+/** A run of payload bytes: bytes `offset …` of shard `shard`. */
+export interface PayloadChunk {
+  readonly shard: number
+  readonly offset: number
+  readonly bytes: Uint8Array
+}
+
+/**
+ * Checks a whole snapshot held in memory and returns its header and payload (a view, not a copy).
+ *
+ * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` for a wrong length or checksum; see {@link decodeSnapshotHeader}.
+ */
+export function decodeSnapshot(bytes: Uint8Array): SnapshotHeader & { readonly payload: Uint8Array } {
+  const header = decodeSnapshotHeader(bytes)
+  const expected = snapshotBytes(header.parameters)
+  if (bytes.length !== expected) {
+    throw corrupt(`is ${bytes.length} bytes; its header describes ${expected} (${bytes.length < expected ? 'truncated' : 'trailing bytes'})`)
+  }
+  const payload = bytes.subarray(SNAPSHOT_HEADER_BYTES, expected - SNAPSHOT_TRAILER_BYTES)
+  const stored = new DataView(bytes.buffer, bytes.byteOffset + expected - SNAPSHOT_TRAILER_BYTES, 4).getUint32(0, true)
+  if (stored !== crc32(payload)) throw corrupt('payload fails its CRC-32 check')
+  return { ...header, payload }
+}
+
+/**
+ * Reads a snapshot that arrives in pieces (a stream, a file read in chunks), so that a filter of
+ * any size moves with bounded memory. Feed it with {@link push}; it hands back payload chunks by
+ * shard as they complete the header, and {@link finish} checks length and checksum.
+ *
+ * A store that writes chunks as they come must not let the filter be used before `finish` returns
+ * (write to a staging area, or discard on error): a corrupt snapshot must never yield a filter.
+ */
+export class SnapshotReader {
+  private header: SnapshotHeader | undefined
+  private headerBytes = new Uint8Array(SNAPSHOT_HEADER_BYTES)
+  private trailer = new Uint8Array(SNAPSHOT_TRAILER_BYTES)
+  private received = 0
+  private crc = 0
+  private payloadBytes = 0
+  private shardBytes = 0
+
+  /** The header, once 40 bytes have arrived. */
+  get parameters(): FilterParameters | undefined {
+    return this.header?.parameters
+  }
+
+  /** The decoded header; throws if fewer than 40 bytes arrived. */
+  getHeader(): SnapshotHeader {
+    if (this.header === undefined) throw corrupt(`is truncated: ${this.received} bytes, the header alone is ${SNAPSHOT_HEADER_BYTES}`)
+    return this.header
+  }
+
+  /** Takes the next bytes of the snapshot; returns the payload chunks they complete, in order. */
+  push(bytes: Uint8Array): PayloadChunk[] {
+    const chunks: PayloadChunk[] = []
+    let i = 0
+    while (i < bytes.length) {
+      const at = this.received
+      if (at < SNAPSHOT_HEADER_BYTES) {
+        const take = Math.min(SNAPSHOT_HEADER_BYTES - at, bytes.length - i)
+        this.headerBytes.set(bytes.subarray(i, i + take), at)
+        i += take
+        this.received += take
+        if (this.received === SNAPSHOT_HEADER_BYTES) {
+          this.header = decodeSnapshotHeader(this.headerBytes)
+          this.payloadBytes = this.header.parameters.bits / 8
+          this.shardBytes = shardBytesOf(this.header.parameters)
+        }
+        continue
+      }
+      const payloadAt = at - SNAPSHOT_HEADER_BYTES
+      if (payloadAt < this.payloadBytes) {
+        const inShard = payloadAt % this.shardBytes
+        const take = Math.min(this.shardBytes - inShard, this.payloadBytes - payloadAt, bytes.length - i)
+        const piece = bytes.subarray(i, i + take)
+        this.crc = crc32(piece, this.crc)
+        chunks.push({ shard: Math.floor(payloadAt / this.shardBytes), offset: inShard, bytes: piece })
+        i += take
+        this.received += take
+        continue
+      }
+      const trailerAt = payloadAt - this.payloadBytes
+      if (trailerAt >= SNAPSHOT_TRAILER_BYTES) throw corrupt('has trailing bytes after its checksum')
+      const take = Math.min(SNAPSHOT_TRAILER_BYTES - trailerAt, bytes.length - i)
+      this.trailer.set(bytes.subarray(i, i + take), trailerAt)
+      i += take
+      this.received += take
+    }
+    return chunks
+  }
+
+  /** Checks that the whole snapshot arrived and its payload checksum matches. */
+  finish(): SnapshotHeader {
+    const header = this.getHeader()
+    const expected = snapshotBytes(header.parameters)
+    if (this.received !== expected) throw corrupt(`is truncated: ${this.received} of ${expected} bytes`)
+    if (new DataView(this.trailer.buffer).getUint32(0, true) !== this.crc) throw corrupt('payload fails its CRC-32 check')
+    return header
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * XXH32, in plain JavaScript, computed for two seeds in one pass over the input.
+ *
+ * Bit-identical to the reference XXH32 (and so to xxhash-wasm's `h32`); see docs/SPEC.md.
+ * Two lanes in one pass cost little more than one, because the input is read once.
+ */
+
+const PRIME1 = 0x9e3779b1 | 0
+const PRIME2 = 0x85ebca77 | 0
+const PRIME3 = 0xc2b2ae3d | 0
+const PRIME4 = 0x27d4eb2f | 0
+const PRIME5 = 0x165667b1 | 0
+
+/** Where the two 32-bit results land; reused so that hashing allocates nothing. */
+export interface HashPair {
+  /** XXH32(key, seedA), unsigned. */
+  a: number
+  /** XXH32(key, seedB), unsigned. */
+  b: number
+}
+
+function rotl(x: number, r: number): number {
+  return (x << r) | (x >>> (32 - r))
+}
+
+function round(acc: number, input: number): number {
+  return Math.imul(rotl((acc + Math.imul(input, PRIME2)) | 0, 13), PRIME1)
+}
+
+function avalanche(h: number): number {
+  h = Math.imul(h ^ (h >>> 15), PRIME2)
+  h = Math.imul(h ^ (h >>> 13), PRIME3)
+  return (h ^ (h >>> 16)) >>> 0
+}
+
+/** Every char code read is OR-ed in here, so one test at the end tells whether all were ASCII. */
+let seenCodes = 0
+
+function word(s: string, i: number): number {
+  const c0 = s.charCodeAt(i), c1 = s.charCodeAt(i + 1), c2 = s.charCodeAt(i + 2), c3 = s.charCodeAt(i + 3)
+  seenCodes |= c0 | c1 | c2 | c3
+  return c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+}
+
+/**
+ * Hashes a string whose characters are all below U+0080, so that its char codes are its UTF-8 bytes.
+ * Returns false, with `out` unspecified, as soon as the string turns out not to be ASCII.
+ */
+export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: HashPair): boolean {
+  const length = s.length
+  seenCodes = 0
+  let i = 0
+  let a: number
+  let b: number
+  if (length >= 16) {
+    let a1 = (seedA + PRIME1 + PRIME2) | 0, a2 = (seedA + PRIME2) | 0, a3 = seedA | 0, a4 = (seedA - PRIME1) | 0
+    let b1 = (seedB + PRIME1 + PRIME2) | 0, b2 = (seedB + PRIME2) | 0, b3 = seedB | 0, b4 = (seedB - PRIME1) | 0
+    for (; i + 16 <= length; i += 16) {
+      const w1 = word(s, i), w2 = word(s, i + 4), w3 = word(s, i + 8), w4 = word(s, i + 12)
+      a1 = round(a1, w1); a2 = round(a2, w2); a3 = round(a3, w3); a4 = round(a4, w4)
+      b1 = round(b1, w1); b2 = round(b2, w2); b3 = round(b3, w3); b4 = round(b4, w4)
+    }
+    a = (rotl(a1, 1) + rotl(a2, 7) + rotl(a3, 12) + rotl(a4, 18)) | 0
+    b = (rotl(b1, 1) + rotl(b2, 7) + rotl(b3, 12) + rotl(b4, 18)) | 0
+  } else {
+    a = (seedA + PRIME5) | 0
+    b = (seedB + PRIME5) | 0
+  }
+  a = (a + length) | 0
+  b = (b + length) | 0
+  for (; i + 4 <= length; i += 4) {
+    const w = word(s, i)
+    a = Math.imul(rotl((a + Math.imul(w, PRIME3)) | 0, 17), PRIME4)
+    b = Math.imul(rotl((b + Math.imul(w, PRIME3)) | 0, 17), PRIME4)
+  }
+  for (; i < length; i++) {
+    const c = s.charCodeAt(i)
+    seenCodes |= c
+    a = Math.imul(rotl((a + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
+    b = Math.imul(rotl((b + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
+  }
+  if (seenCodes > 0x7f) return false
+  out.a = avalanche(a)
+  out.b = avalanche(b)
+  return true
+}
+
+function wordAt(bytes: Uint8Array, i: number): number {
+  return bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)
+}
+
+/** Hashes `bytes[0, length)` with both seeds. */
+export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number, seedB: number, out: HashPair): void {
+  let i = 0
+  let a: number
+  let b: number
+  if (length >= 16) {
+    let a1 = (seedA + PRIME1 + PRIME2) | 0, a2 = (seedA + PRIME2) | 0, a3 = seedA | 0, a4 = (seedA - PRIME1) | 0
+    let b1 = (seedB + PRIME1 + PRIME2) | 0, b2 = (seedB + PRIME2) | 0, b3 = seedB | 0, b4 = (seedB - PRIME1) | 0
+    for (; i + 16 <= length; i += 16) {
+      const w1 = wordAt(bytes, i), w2 = wordAt(bytes, i + 4), w3 = wordAt(bytes, i + 8), w4 = wordAt(bytes, i + 12)
+      a1 = round(a1, w1); a2 = round(a2, w2); a3 = round(a3, w3); a4 = round(a4, w4)
+      b1 = round(b1, w1); b2 = round(b2, w2); b3 = round(b3, w3); b4 = round(b4, w4)
+    }
+    a = (rotl(a1, 1) + rotl(a2, 7) + rotl(a3, 12) + rotl(a4, 18)) | 0
+    b = (rotl(b1, 1) + rotl(b2, 7) + rotl(b3, 12) + rotl(b4, 18)) | 0
+  } else {
+    a = (seedA + PRIME5) | 0
+    b = (seedB + PRIME5) | 0
+  }
+  a = (a + length) | 0
+  b = (b + length) | 0
+  for (; i + 4 <= length; i += 4) {
+    const w = wordAt(bytes, i)
+    a = Math.imul(rotl((a + Math.imul(w, PRIME3)) | 0, 17), PRIME4)
+    b = Math.imul(rotl((b + Math.imul(w, PRIME3)) | 0, 17), PRIME4)
+  }
+  for (; i < length; i++) {
+    const c = bytes[i]
+    a = Math.imul(rotl((a + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
+    b = Math.imul(rotl((b + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
+  }
+  out.a = avalanche(a)
+  out.b = avalanche(b)
+}
