@@ -1,0 +1,27 @@
+import { fileURLToPath } from 'node:url'
+
+const root = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+/** Tests import the packages' sources, so they run without a build and stack traces point at .ts files. */
+export const alias: { find: RegExp; replacement: string }[] = [
+  { find: /^@bloomkit\/core\/testing$/, replacement: root('./packages/core/src/testing/index.ts') },
+  { find: /^@bloomkit\/core$/, replacement: root('./packages/core/src/index.ts') },
+  { find: /^@bloomkit\/memory-backend$/, replacement: root('./packages/memory-backend/src/index.ts') },
+  { find: /^@bloomkit\/level-backend$/, replacement: root('./packages/level-backend/src/index.ts') },
+  { find: /^@bloomkit\/redis-backend$/, replacement: root('./packages/redis-backend/src/index.ts') },
+]
+
+/** Where Debian's chromium lives, and the flags this machine needs (shared/NOTES.md). */
+export const chromium = {
+  executablePath: '/usr/bin/chromium',
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+}
