@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Gets a fresh machine (Node and npm only) ready: the pinned pnpm, the workspace's packages and,
-// with --for-tests, what the tests run against: Debian's redis-server and chromium.
+// Gets a fresh machine (Node and npm only) ready: the pinned pnpm, the workspace's packages and
+// Debian's redis-server (the Redis benchmark and tests start throwaway servers on loopback);
+// with --for-tests also Debian's chromium, for the browser tests.
 // Every step is skipped when its result is already there, so this is cheap to run every time.
 import { execSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -25,18 +26,16 @@ function output(command) {
 if (output('pnpm --version') !== pnpmVersion) run(`npm install --global pnpm@${pnpmVersion}`)
 run('pnpm install --frozen-lockfile --prefer-offline')
 
-if (forTests) {
-  const missing = []
-  if (!output('command -v redis-server')) missing.push('redis-server')
-  if (!existsSync('/usr/bin/chromium')) missing.push('chromium')
-  if (missing.length > 0) {
-    const root = typeof process.getuid === 'function' && process.getuid() === 0
-    const sudo = root ? '' : output('command -v sudo') ? 'sudo ' : undefined
-    if (sudo === undefined || !output('command -v apt-get')) {
-      console.error(`[setup] the tests need ${missing.join(' and ')} (Debian packages); install them and run again`)
-      process.exit(1)
-    }
-    run(`${sudo}apt-get update -qq`)
-    run(`${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${missing.join(' ')}`)
+const missing = []
+if (!output('command -v redis-server')) missing.push('redis-server')
+if (forTests && !existsSync('/usr/bin/chromium')) missing.push('chromium')
+if (missing.length > 0) {
+  const root = typeof process.getuid === 'function' && process.getuid() === 0
+  const sudo = root ? '' : output('command -v sudo') ? 'sudo ' : undefined
+  if (sudo === undefined || !output('command -v apt-get')) {
+    console.error(`[setup] bloomkit needs ${missing.join(' and ')} (Debian packages); install them and run again`)
+    process.exit(1)
   }
+  run(`${sudo}apt-get update -qq`)
+  run(`${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${missing.join(' ')}`)
 }
