@@ -25,7 +25,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
   protected readonly store: BitStore<Sync>
   protected readonly hasher: KeyHasher
   private readonly sync: boolean
-  private readonly shardBits: number
+  protected readonly shardBits: number
   private readonly single: PositionBatch
   private readonly singleOut = new Uint8Array(1)
   private syncBatch: PositionBatch | undefined

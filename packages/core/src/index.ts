@@ -19,7 +19,7 @@ export {
   type SizingOptions,
 } from './parameters.js'
 export { PositionBatch, type ShardGroup } from './position-batch.js'
-export { fillPositions, shardOf } from './positions.js'
+export { fillPositions, scaleToShard, shardOf } from './positions.js'
 export {
   estimateErrorRate,
   optimalCapacity,

@@ -18,11 +18,17 @@ export function shardOf(a: number, b: number, shards: number): number {
 }
 
 /**
+ * ⌊h · shardBits / 2^32⌋ for an unsigned 32-bit `h`: maps a hash onto [0, shardBits) with a
+ * multiply-shift instead of a modulo (no branch, no slow floating-point %). Exact: h is split into
+ * 16-bit halves so that every product stays below 2^49.
+ */
+export function scaleToShard(h: number, shardBits: number): number {
+  return Math.floor(((h >>> 16) * shardBits + Math.floor(((h & 0xffff) * shardBits) / 65536)) / 65536)
+}
+
+/**
  * Writes the key's `hashes` positions within its shard to `out[offset …]`: enhanced double hashing
- * in 32-bit arithmetic, h_i = (a + i·b + (i³ − i)/6) mod 2^32, then position_i = ⌊h_i · shardBits / 2^32⌋.
- *
- * The multiply-shift replaces a modulo (no branch, no slow floating-point %) and is computed
- * exactly: h is split into 16-bit halves so that every product stays below 2^49.
+ * in 32-bit arithmetic, h_i = (a + i·b + (i³ − i)/6) mod 2^32, then position_i = {@link scaleToShard}(h_i).
  */
 export function fillPositions(
   a: number,
@@ -35,8 +41,7 @@ export function fillPositions(
   let x = a | 0
   let y = b | 0
   for (let i = 0; i < hashes; i++) {
-    const h = x >>> 0
-    out[offset + i] = Math.floor(((h >>> 16) * shardBits + Math.floor(((h & 0xffff) * shardBits) / 65536)) / 65536)
+    out[offset + i] = scaleToShard(x >>> 0, shardBits)
     x = (x + y) | 0
     y = (y + i + 1) | 0
   }

