@@ -1,0 +1,31 @@
+import { describe, expect, inject, test } from 'vitest'
+import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { fingerprint, fromHex, memberKeys, probeKeys, violations } from '../test/fingerprint.js'
+
+const node = inject('nodeFingerprint')
+
+describe('MemoryBloomFilter in Chromium', () => {
+  test('runs in a real browser, with xxhash-wasm loaded', async () => {
+    // Guards against the project silently running in Node (where the comparison would be vacuous).
+    expect(navigator.userAgent).toMatch(/Chrome\//)
+    expect((globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node).toBeUndefined()
+    expect((await fingerprint()).usesWasm).toBe(true)
+  })
+
+  test('answers exactly as in Node: hashes, add/has answers, estimate and snapshot bytes', async () => {
+    const browser = await fingerprint()
+    expect(node.usesWasm).toBe(true)
+    expect(violations(browser)).toEqual([])
+    expect(browser).toEqual(node)
+  })
+
+  test('imports the snapshot exported in Node and answers as the Node filter did', async () => {
+    const members = memberKeys()
+    const probes = probeKeys()
+    for (const expected of node.filters) {
+      const filter = await MemoryBloomFilter.import(fromHex(expected.snapshot))
+      expect(filter.hasMany(members).every(Boolean)).toBe(true)
+      expect(filter.hasMany(probes).map((answer) => (answer ? '1' : '0')).join('')).toBe(expected.probes)
+    }
+  })
+})

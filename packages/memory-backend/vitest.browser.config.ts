@@ -1,0 +1,20 @@
+import { playwright } from '@vitest/browser-playwright'
+import { defineProject } from 'vitest/config'
+import { alias, chromium } from '../../vitest.shared.js'
+
+/** The memory backend in headless Chromium (Debian's), compared with Node in the same run. */
+export default defineProject({
+  resolve: { alias },
+  test: {
+    name: 'memory-browser',
+    include: ['src/**/*.browser.test.ts'],
+    globalSetup: ['test/browser-global-setup.ts'],
+    browser: {
+      enabled: true,
+      headless: true,
+      screenshotFailures: false,
+      provider: playwright({ launchOptions: { executablePath: chromium.executablePath, args: chromium.args } }),
+      instances: [{ browser: 'chromium' }],
+    },
+  },
+})
