@@ -39,13 +39,18 @@ export function optimalParameters(options: CapacityOptions): Dimensions {
 }
 
 /**
- * The most keys that `bits` can hold at `errorRate` with the optimal number of hashes:
- * the inverse of {@link optimalParameters}.
+ * The most keys that `bits` can hold at `errorRate`: the largest capacity for which
+ * {@link optimalParameters} asks for at most `bits` bits (its inverse).
  */
 export function optimalCapacity(options: { readonly bits: number; readonly errorRate: number }): number {
   const bits = checkInteger('bits', options?.bits, 1, Number.MAX_SAFE_INTEGER)
   const errorRate = checkErrorRate('errorRate', options?.errorRate)
-  return Math.floor((-bits * Math.LN2 * Math.LN2) / Math.log(errorRate))
+  const bitsPerKey = -Math.log(errorRate) / (Math.LN2 * Math.LN2)
+  const bitsFor = (capacity: number) => Math.floor(capacity * bitsPerKey)
+  let capacity = Math.floor(bits / bitsPerKey)
+  while (bitsFor(capacity + 1) <= bits) capacity++
+  while (capacity > 0 && bitsFor(capacity) > bits) capacity--
+  return capacity
 }
 
 /** Inputs of {@link estimateErrorRate}. */

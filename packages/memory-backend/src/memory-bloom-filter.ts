@@ -3,13 +3,13 @@ import {
   checkParameters,
   createKeyHasher,
   decodeSnapshot,
+  KeyHasher,
   scaleToShard,
   shardBytesOf,
   shardOf,
   sizeFilter,
   type BloomKey,
   type FilterParameters,
-  type KeyHasher,
   type SizingOptions,
 } from '@bloomkit/core'
 import { MemoryBitStore } from './memory-bit-store.js'
@@ -48,6 +48,22 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   static async fromParameters(parameters: FilterParameters): Promise<MemoryBloomFilter> {
     const checked = checkParameters(parameters)
     return new MemoryBloomFilter(new MemoryBitStore(checked), await createKeyHasher(checked.seed))
+  }
+
+  /**
+   * Like {@link MemoryBloomFilter.fromParameters}, without waiting for xxhash-wasm: for code that
+   * cannot await. Keys hash with the pure-JS XXH32 (identical results; slower only for keys of
+   * 128 bytes and more) until a later async `create` has loaded WebAssembly.
+   */
+  static fromParametersSync(parameters: FilterParameters): MemoryBloomFilter {
+    const checked = checkParameters(parameters)
+    return new MemoryBloomFilter(new MemoryBitStore(checked), new KeyHasher(checked.seed))
+  }
+
+  /** Like {@link MemoryBloomFilter.import}, without waiting for xxhash-wasm (see {@link fromParametersSync}). */
+  static importSync(snapshot: Uint8Array): MemoryBloomFilter {
+    const { parameters, payload } = decodeSnapshot(snapshot)
+    return new MemoryBloomFilter(new MemoryBitStore(parameters, payload.slice()), new KeyHasher(parameters.seed))
   }
 
   /**

@@ -1,0 +1,76 @@
+import { fc, test } from '@fast-check/vitest'
+import { describe, expect } from 'vitest'
+import xxhash from 'xxhash-wasm'
+import { BloomError, KeyHasher, LANE_B_SEED_XOR, loadWasmHasher, WASM_MIN_LENGTH } from './index.js'
+
+const wasm = await xxhash()
+const pureJs = (seed: number) => new KeyHasher(seed)
+const withWasm = async (seed: number) => new KeyHasher(seed, await loadWasmHasher())
+
+/** The reference: xxhash-wasm's XXH32 of the key's UTF-8 bytes, with both lane seeds. */
+function reference(key: string | Uint8Array, seed: number): [number, number] {
+  const seedB = (seed ^ LANE_B_SEED_XOR) >>> 0
+  return typeof key === 'string' ? [wasm.h32(key, seed >>> 0), wasm.h32(key, seedB)] : [wasm.h32Raw(key, seed >>> 0), wasm.h32Raw(key, seedB)]
+}
+
+const seeds = fc.integer({ min: 0, max: 0xffffffff })
+const strings = fc.oneof(
+  fc.string({ maxLength: 80 }),
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }), // any UTF-16 unit, lone surrogates included
+  fc.string({ minLength: WASM_MIN_LENGTH - 2, maxLength: WASM_MIN_LENGTH + 300 }),
+)
+const byteKeys = fc.uint8Array({ maxLength: 400 })
+
+describe('KeyHasher', () => {
+  test('XXH32 reference vectors (empty input, seed 0 and 1)', () => {
+    const hasher = pureJs(0)
+    hasher.hash('')
+    expect(hasher.a).toBe(0x02cc5d05)
+    const bytes = pureJs(1)
+    bytes.hash(new Uint8Array(0))
+    expect(bytes.a).toBe(wasm.h32Raw(new Uint8Array(0), 1))
+  })
+
+  test.prop([strings, seeds], { numRuns: 2000 })('the pure-JS pass equals xxhash-wasm for every string', (key, seed) => {
+    const hasher = pureJs(seed)
+    hasher.hash(key)
+    expect([hasher.a, hasher.b]).toEqual(reference(key, seed))
+  })
+
+  test.prop([byteKeys, seeds], { numRuns: 1000 })('the pure-JS pass equals xxhash-wasm for every byte key', (key, seed) => {
+    const hasher = pureJs(seed)
+    hasher.hash(key)
+    expect([hasher.a, hasher.b]).toEqual(reference(key, seed))
+  })
+
+  test.prop([fc.oneof(strings, byteKeys), seeds], { numRuns: 500 })('with xxhash-wasm loaded, long keys take it and give the same hashes', async (key, seed) => {
+    const fast = await withWasm(seed)
+    const slow = pureJs(seed)
+    fast.hash(key)
+    slow.hash(key)
+    expect([fast.a, fast.b]).toEqual([slow.a, slow.b])
+  })
+
+  test('a string and its UTF-8 bytes hash alike; lone surrogates hash as U+FFFD', () => {
+    const hasher = pureJs(7)
+    const pairs: Array<[string, Uint8Array]> = [
+      ['héllo wörld', new TextEncoder().encode('héllo wörld')],
+      ['\ud800', new TextEncoder().encode('\ufffd')],
+    ]
+    for (const [text, bytes] of pairs) {
+      hasher.hash(text)
+      const fromText = [hasher.a, hasher.b]
+      hasher.hash(bytes)
+      expect([hasher.a, hasher.b]).toEqual(fromText)
+    }
+  })
+
+  test('keys of any other type are refused with BLOOM_INVALID_KEY', () => {
+    const hasher = pureJs(0)
+    for (const bad of [42, null, undefined, {}, [1, 2], new Uint16Array(2), Symbol('k'), 10n]) {
+      expect(() => hasher.hash(bad as never)).toThrowError(expect.objectContaining({ code: 'BLOOM_INVALID_KEY' }))
+      expect(() => hasher.hash(bad as never)).toThrow(BloomError)
+    }
+  })
+})

@@ -1,0 +1,72 @@
+import { fc, test } from '@fast-check/vitest'
+import { describe, expect } from 'vitest'
+import { fillPositions, MAX_SHARD_BITS, scaleToShard, shardOf } from './index.js'
+
+const u32 = fc.integer({ min: 0, max: 0xffffffff })
+const shardBits = fc.oneof(
+  fc.integer({ min: 1, max: 8 }).map((n) => n * 8),
+  fc.integer({ min: 1, max: MAX_SHARD_BITS / 8 }).map((n) => n * 8),
+  fc.constantFrom(MAX_SHARD_BITS, MAX_SHARD_BITS - 8, 3 * 2 ** 30, 2 ** 31 + 8),
+)
+
+/** docs/SPEC.md's definition, in BigInt: h_i = a + i·b + (i³ − i)/6 mod 2^32, position = (h_i · m) >> 32. */
+function specPositions(a: number, b: number, m: number, k: number): number[] {
+  const out: number[] = []
+  for (let i = 0n; i < BigInt(k); i++) {
+    const h = (BigInt(a) + i * BigInt(b) + (i * i * i - i) / 6n) % 2n ** 32n
+    out.push(Number((h * BigInt(m)) >> 32n))
+  }
+  return out
+}
+
+function specShard(a: number, b: number, shards: number): number {
+  let h = BigInt(a ^ (((b << 16) | (b >>> 16)) >>> 0)) & 0xffffffffn
+  const mul = (x: bigint, c: bigint) => (x * c) & 0xffffffffn
+  h = mul(h ^ (h >> 16n), 0x85ebca6bn)
+  h = mul(h ^ (h >> 13n), 0xc2b2ae35n)
+  h ^= h >> 16n
+  return Number((h * BigInt(shards)) >> 32n)
+}
+
+describe('positions', () => {
+  test.prop([u32, shardBits], { numRuns: 5000 })('scaleToShard is exactly ⌊h·m / 2^32⌋, for shards up to 2^32 bits', (h, m) => {
+    const exact = Number((BigInt(h) * BigInt(m)) >> 32n)
+    expect(scaleToShard(h, m)).toBe(exact)
+    expect(exact).toBeLessThan(m)
+  })
+
+  test.prop([u32, u32, shardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
+    'fillPositions follows the enhanced double hashing formula of the spec',
+    (a, b, m, k) => {
+      const out = new Uint32Array(k + 2)
+      fillPositions(a, b, m, k, out, 1)
+      expect(Array.from(out.subarray(1, k + 1))).toEqual(specPositions(a, b, m, k))
+      expect(out[0]).toBe(0)
+      expect(out[k + 1]).toBe(0)
+    },
+  )
+
+  test.prop([u32, u32, fc.integer({ min: 1, max: 65_536 })], { numRuns: 3000 })('shardOf follows the spec and stays in range', (a, b, shards) => {
+    const shard = shardOf(a, b, shards)
+    expect(shard).toBe(shards === 1 ? 0 : specShard(a, b, shards))
+    expect(shard).toBeLessThan(shards)
+  })
+
+  test('positions near the top of a 2^32-bit shard are exact (a filter above 2^32 bits)', () => {
+    const out = new Uint32Array(4)
+    fillPositions(0xffffffff, 0, MAX_SHARD_BITS, 4, out, 0)
+    // h_i = 2^32 − 1 + (i³ − i)/6 mod 2^32: 2^32−1, 2^32−1, 0, 3.
+    expect(Array.from(out)).toEqual([MAX_SHARD_BITS - 1, MAX_SHARD_BITS - 1, 0, 3])
+  })
+
+  test('shards are used evenly', () => {
+    const counts = new Array(16).fill(0)
+    let x = 1
+    for (let i = 0; i < 160_000; i++) {
+      x = Math.imul(x, 1664525) + 1013904223
+      counts[shardOf(x >>> 0, Math.imul(x, 0x9e3779b1) >>> 0, 16)]++
+    }
+    // Each count is Binomial(160 000, 1/16): mean 10 000, sd ≈ 97; 6 sd either side.
+    for (const count of counts) expect(Math.abs(count - 10_000)).toBeLessThan(600)
+  })
+})

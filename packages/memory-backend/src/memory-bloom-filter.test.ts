@@ -1,0 +1,171 @@
+import { fc, test } from '@fast-check/vitest'
+import { describe, expect } from 'vitest'
+import { BloomError, BloomFilter, createKeyHasher, estimateErrorRate, sizeFilter, type BloomKey } from '@bloomkit/core'
+import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
+
+/** Keys of every kind the filter accepts: any UTF-16 (lone surrogates too), empty, long, binary. */
+const keys = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 30 }),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.string({ minLength: 100, maxLength: 400 }),
+  fc.uint8Array({ maxLength: 300 }),
+)
+
+const sizes = fc.record({
+  capacity: fc.integer({ min: 1, max: 5000 }),
+  errorRate: fc.constantFrom(0.5, 0.1, 0.01, 0.001),
+  shards: fc.constantFrom(1, 2, 7, 64),
+  seed: fc.integer({ min: 0, max: 0xffffffff }),
+})
+
+const code = (c: string) => expect.objectContaining({ code: c })
+
+describe('MemoryBloomFilter', () => {
+  test('the issue’s quick start', async () => {
+    const filter = await MemoryBloomFilter.create({ capacity: 1_000_000, errorRate: 0.01 })
+    expect(filter.add('user:42')).toBe(true)
+    expect(filter.add('user:42')).toBe(false)
+    expect(filter.has('user:42')).toBe(true)
+    const copy = await MemoryBloomFilter.import(filter.export())
+    expect(copy.has('user:42')).toBe(true)
+    expect(copy.parameters).toEqual(filter.parameters)
+    expect(filter.byteLength).toBe(Math.ceil(9585058 / 8))
+  })
+
+  test.prop([sizes, fc.array(keys, { maxLength: 300 })], { numRuns: 150 })('no false negatives, for any keys and sizes', async (options, added) => {
+    const filter = await MemoryBloomFilter.create(options)
+    filter.addMany(added)
+    for (const key of added) expect(filter.has(key)).toBe(true)
+    expect(filter.hasMany(added).every(Boolean)).toBe(true)
+  })
+
+  test.prop([sizes, fc.array(keys, { maxLength: 200 }), fc.array(keys, { maxLength: 50 })], { numRuns: 100 })(
+    'the direct add/has path sets exactly the bits of the generic BloomFilter path',
+    async (options, added, probes) => {
+      const parameters = sizeFilter(options)
+      const fast = await MemoryBloomFilter.fromParameters(parameters)
+      const generic = new BloomFilter(new MemoryBitStore(parameters), await createKeyHasher(parameters.seed))
+      expect(added.map((k) => fast.add(k))).toEqual(added.map((k) => generic.add(k)))
+      expect(fast.export()).toEqual(generic.export())
+      expect(probes.map((k) => fast.has(k))).toEqual(generic.hasMany(probes))
+    },
+  )
+
+  test('model-based: random add/has/export/import/merge/clear sequences never lose a key', async () => {
+    type Real = { filter: MemoryBloomFilter }
+    type Model = { keys: Set<string> }
+    const parameters = sizeFilter({ capacity: 200, errorRate: 0.01, shards: 3, seed: 5 })
+    const key = fc.string({ unit: 'binary', maxLength: 6 })
+    const check = (model: Model, real: Real) => {
+      for (const k of model.keys) if (!real.filter.has(k)) throw new Error(`false negative for ${JSON.stringify(k)}`)
+    }
+    const commands = [
+      key.map((k) => ({
+        check: () => true,
+        run: (model: Model, real: Real) => {
+          const wasNew = real.filter.add(k)
+          if (!model.keys.has(k) && !wasNew && !real.filter.has(k)) throw new Error('add reported old but has says absent')
+          if (model.keys.has(k) && wasNew) throw new Error(`re-adding ${JSON.stringify(k)} reported it as new`)
+          model.keys.add(k)
+          check(model, real)
+        },
+        toString: () => `add(${JSON.stringify(k)})`,
+      })),
+      key.map((k) => ({
+        check: () => true,
+        run: (model: Model, real: Real) => {
+          if (model.keys.has(k)) expect(real.filter.has(k)).toBe(true)
+        },
+        toString: () => `has(${JSON.stringify(k)})`,
+      })),
+      fc.constant({
+        check: () => true,
+        run: (model: Model, real: Real) => {
+          const snapshot = real.filter.export()
+          real.filter.close()
+          real.filter = MemoryBloomFilter.importSync(snapshot)
+          check(model, real)
+        },
+        toString: () => 'export → import',
+      }),
+      fc.array(key, { maxLength: 5 }).map((others) => ({
+        check: () => true,
+        run: (model: Model, real: Real) => {
+          const other = MemoryBloomFilter.fromParametersSync(parameters)
+          other.addMany(others)
+          real.filter.merge(other)
+          for (const k of others) model.keys.add(k)
+          check(model, real)
+        },
+        toString: () => `merge(${JSON.stringify(others)})`,
+      })),
+      fc.constant({
+        check: () => true,
+        run: (model: Model, real: Real) => {
+          real.filter.clear()
+          model.keys.clear()
+          expect(real.filter.estimateCount()).toBe(0)
+        },
+        toString: () => 'clear',
+      }),
+    ]
+    const seed = 20261122
+    console.log(`model-based run, fast-check seed ${seed}`)
+    fc.assert(
+      fc.property(fc.commands(commands, { maxCommands: 60 }), (cmds) => {
+        fc.modelRun(() => ({ model: { keys: new Set<string>() }, real: { filter: MemoryBloomFilter.fromParametersSync(parameters) } }), cmds)
+      }),
+      { seed, numRuns: 200 },
+    )
+  })
+
+  test('estimateCount is within 2 % and errorRate near the model at capacity', async () => {
+    const filter = await MemoryBloomFilter.create({ capacity: 50_000, errorRate: 0.01 })
+    for (let i = 0; i < 50_000; i++) filter.add(`member:${i}`)
+    expect(Math.abs(filter.estimateCount() - 50_000) / 50_000).toBeLessThan(0.02)
+    const model = estimateErrorRate({ ...filter.parameters, items: 50_000 })
+    expect(Math.abs(filter.errorRate() - model) / model).toBeLessThan(0.05)
+  })
+
+  test('bad input gets coded errors naming the parameter', async () => {
+    await expect(MemoryBloomFilter.create({ capacity: 0, errorRate: 0.01 })).rejects.toThrowError(/capacity must be an integer from 1/)
+    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 2 })).rejects.toThrowError(code('BLOOM_INVALID_PARAMETER'))
+    await expect(MemoryBloomFilter.fromParameters({ bits: 12, hashes: 3, shards: 1, seed: 0 })).rejects.toThrowError(/bits must be/)
+    await expect(MemoryBloomFilter.import(new Uint8Array(10))).rejects.toThrowError(code('BLOOM_CORRUPT_SNAPSHOT'))
+    const filter = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01 })
+    expect(() => filter.add(42 as unknown as BloomKey)).toThrowError(code('BLOOM_INVALID_KEY'))
+    expect(() => filter.addMany(null as never)).toThrowError(/keys must be an iterable/)
+    expect(() => filter.hasMany(['ok', {} as never])).toThrowError(code('BLOOM_INVALID_KEY'))
+    const other = await MemoryBloomFilter.create({ capacity: 11, errorRate: 0.01 })
+    expect(() => filter.merge(other)).toThrowError(code('BLOOM_INCOMPATIBLE'))
+    filter.close()
+    filter.close()
+    expect(() => filter.has('x')).toThrowError(code('BLOOM_CLOSED'))
+    expect(() => filter.export()).toThrowError(code('BLOOM_CLOSED'))
+    expect(() => other.merge(filter)).toThrowError(code('BLOOM_CLOSED'))
+    expect(filter.isClosed).toBe(true)
+  })
+
+  test('a filter above 2^32 bits places keys in every shard, past bit 2^32 of the whole', async () => {
+    const parameters = { bits: 2 * (2 ** 31 + 2 ** 20), hashes: 3, shards: 2, seed: 1 }
+    const filter = await MemoryBloomFilter.fromParameters(parameters)
+    expect(filter.parameters.bits).toBeGreaterThan(2 ** 32)
+    const added = Array.from({ length: 2000 }, (_, i) => `k${i}`)
+    filter.addMany(added)
+    expect(filter.hasMany(added).every(Boolean)).toBe(true)
+    const counts = (filter as unknown as { store: MemoryBitStore }).store.countBits()
+    expect(counts[0] + counts[1]).toBeGreaterThan(5900)
+    expect(counts[1]).toBeGreaterThan(2500)
+    // The last megabyte of the second shard (bits ≥ 2^32 of the whole) got keys too.
+    const store = (filter as unknown as { store: MemoryBitStore }).store
+    const tail = store.readShard(1, (2 ** 31 + 2 ** 20) / 8 - 2 ** 17, 2 ** 17)
+    expect(tail.some((byte) => byte !== 0)).toBe(true)
+    filter.close()
+  })
+
+  test('instances are BloomError with a stable code and a name', () => {
+    const error = new BloomError('BLOOM_CLOSED', 'closed')
+    expect(error).toBeInstanceOf(Error)
+    expect(error.name).toBe('BloomError')
+  })
+})
