@@ -1,0 +1,119 @@
+import { BloomError, SnapshotReader, shardBytesOf } from '@bloomkit/core'
+import { checkPageBytes, DEFAULT_PAGE_BYTES, encodeMetadata, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './layout.js'
+import { LevelBitStore, readMetadata, type LevelCreateStoreOptions } from './level-bit-store.js'
+import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, storeError } from './open-database.js'
+
+/** A whole snapshot, or its bytes in order as chunks (a file stream, `exportChunks()` of any filter). */
+export type SnapshotSource = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>
+
+/** Bytes of pages per LevelDB batch while importing. */
+const IMPORT_BATCH_BYTES = 4 * 2 ** 20
+
+async function* chunksOf(source: SnapshotSource): AsyncGenerator<Uint8Array> {
+  if (source instanceof Uint8Array) {
+    yield source
+    return
+  }
+  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source))) {
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `snapshot must be a Uint8Array or an (async) iterable of Uint8Arrays; got ${Object.prototype.toString.call(source)}`)
+  }
+  for await (const chunk of source as AsyncIterable<Uint8Array>) {
+    if (!(chunk instanceof Uint8Array)) {
+      throw new BloomError('BLOOM_INVALID_PARAMETER', `snapshot chunks must be Uint8Arrays; got ${Object.prototype.toString.call(chunk)}`)
+    }
+    yield chunk
+  }
+}
+
+/**
+ * Streams a snapshot into a new folder page by page (all-zero pages are skipped), holding one page
+ * and one write batch in memory. The pages are staged under an `importing` marker and the metadata
+ * is written only after the snapshot's length and CRC-32 check out, so a bad snapshot never opens
+ * as a filter; on failure the staged pages are deleted (and the folder, if this call created it).
+ *
+ * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INVALID_PARAMETER`
+ *   (the folder already holds a filter), `BLOOM_CORRUPT_STORE` (it holds other data), `BLOOM_LOCKED`,
+ *   `BLOOM_STORE_UNAVAILABLE`.
+ */
+export async function importSnapshot(location: string, source: SnapshotSource, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
+  const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
+  const where = canonicalLocation(location)
+  const fresh = locationIsNew(where)
+  const db = await openDatabase(where, true)
+  let staged = false
+  let adopted = false
+  try {
+    if ((await readMetadata(where, db, false)) !== undefined) {
+      throw new BloomError('BLOOM_INVALID_PARAMETER', `location must be a new or empty folder; ${where} already holds a filter`)
+    }
+    await db.put(IMPORTING_KEY, Uint8Array.of(1), { sync: true })
+    staged = true
+
+    const reader = new SnapshotReader()
+    let ops: { type: 'put'; key: string; value: Uint8Array }[] = []
+    let opBytes = 0
+    let page = new Uint8Array(pageBytes)
+    let shard = -1
+    let index = -1
+    let filled = 0
+    let length = 0
+    const emit = async () => {
+      if (shard < 0) return
+      const bytes = page.subarray(0, length)
+      if (bytes.some((byte) => byte !== 0)) {
+        ops.push({ type: 'put', key: pageKey(shard, index), value: encodePage(bytes) })
+        opBytes += length
+      }
+      shard = -1
+      if (opBytes >= IMPORT_BATCH_BYTES) {
+        await db.batch(ops)
+        ops = []
+        opBytes = 0
+      }
+    }
+    for await (const chunk of chunksOf(source)) {
+      for (const piece of reader.push(chunk)) {
+        const shardBytes = shardBytesOf(reader.parameters!)
+        let at = 0
+        while (at < piece.bytes.length) {
+          const offset = piece.offset + at
+          const pageIndex = Math.floor(offset / pageBytes)
+          if (shard !== piece.shard || index !== pageIndex) {
+            await emit()
+            shard = piece.shard
+            index = pageIndex
+            filled = 0
+            length = Math.min(pageBytes, shardBytes - pageIndex * pageBytes)
+            page.fill(0)
+          }
+          const from = offset - pageIndex * pageBytes
+          const n = Math.min(length - from, piece.bytes.length - at)
+          page.set(piece.bytes.subarray(at, at + n), from)
+          filled += n
+          at += n
+          if (filled === length) await emit()
+        }
+      }
+    }
+    const { parameters } = reader.finish()
+    await emit()
+    if (ops.length > 0) await db.batch(ops)
+    page = new Uint8Array(0)
+    const meta = { parameters, pageBytes }
+    // One batch makes the filter visible: the metadata appears as the marker goes.
+    await db.batch(
+      [
+        { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
+        { type: 'del', key: IMPORTING_KEY },
+      ],
+      { sync: true },
+    )
+    adopted = true
+    return await LevelBitStore.adopt(where, db, meta, options)
+  } catch (error) {
+    if (staged && !adopted) await db.clear().catch(() => {})
+    await closeDatabase(where, db).catch(() => {})
+    if (fresh && !adopted) removeLocation(where)
+    throw storeError(where, 'cannot be imported into', error)
+  }
+}

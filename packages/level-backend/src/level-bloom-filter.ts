@@ -1,0 +1,98 @@
+import { BloomFilter, createKeyHasher, sizeFilter, type SizingOptions } from '@bloomkit/core'
+import { importSnapshot, type SnapshotSource } from './import-snapshot.js'
+import { LevelBitStore, type LevelCreateStoreOptions, type LevelStoreOptions } from './level-bit-store.js'
+
+/** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
+export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}
+
+/** Options of {@link LevelBloomFilter.open}: how this process uses the folder; nothing here is stored. */
+export type LevelOpenOptions = LevelStoreOptions
+
+/** Options of {@link LevelBloomFilter.import}. */
+export type LevelImportOptions = LevelCreateStoreOptions
+
+/**
+ * A Bloom filter in a LevelDB folder (IndexedDB in browsers): durable across restarts, holding at
+ * most `cacheBytes` of its bits in memory. Every method returns a Promise.
+ *
+ * @example
+ * const seen = await LevelBloomFilter.create('./data/seen-urls', { capacity: 50_000_000, errorRate: 0.001 })
+ * await seen.addMany(urls)
+ * await seen.close()
+ * const again = await LevelBloomFilter.open('./data/seen-urls')
+ */
+export class LevelBloomFilter extends BloomFilter<false> {
+  private readonly level: LevelBitStore
+
+  /**
+   * A new, empty filter in `location` (a folder, created with its parents if missing; an IndexedDB
+   * name in browsers) sized for `capacity` keys at `errorRate`. If the folder already holds a filter
+   * with the same parameters, that filter is opened as it is.
+   * @throws BloomError `BLOOM_INVALID_PARAMETER`, `BLOOM_INCOMPATIBLE` (the folder holds a filter with
+   *   other parameters), `BLOOM_CORRUPT_STORE` (it holds something else), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
+   */
+  static async create(location: string, options: LevelCreateOptions): Promise<LevelBloomFilter> {
+    const parameters = sizeFilter(options)
+    const hasher = await createKeyHasher(parameters.seed)
+    return new LevelBloomFilter(await LevelBitStore.create(location, parameters, options), hasher)
+  }
+
+  /**
+   * The filter in `location`, with the parameters stored there. Replays the log a crash left.
+   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_CORRUPT_STORE`, `BLOOM_UNSUPPORTED_VERSION`,
+   *   `BLOOM_LOCKED` (open in another process, or already open in this one), `BLOOM_STORE_UNAVAILABLE`.
+   */
+  static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter> {
+    const store = await LevelBitStore.open(location, options)
+    try {
+      return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+  }
+
+  /**
+   * A new filter in `location` from a snapshot (`export()`/`exportChunks()` of any backend), streamed
+   * page by page. Nothing becomes visible unless the whole snapshot checks out.
+   * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INVALID_PARAMETER`
+   *   (the folder already holds a filter), `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
+   */
+  static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter> {
+    const store = await importSnapshot(location, snapshot, options)
+    try {
+      return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+  }
+
+  private constructor(store: LevelBitStore, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
+    super(store, hasher)
+    this.level = store
+  }
+
+  /** The folder (absolute path) or, in browsers, the IndexedDB name. */
+  get location(): string {
+    return this.level.location
+  }
+
+  /** The store underneath (page size, cache budget, sync mode). */
+  get bitStore(): LevelBitStore {
+    return this.level
+  }
+
+  /**
+   * Writes every changed page and deletes the log, so the next open replays nothing. Adds are
+   * durable without it; `close()` does it too.
+   */
+  flush(): Promise<void> {
+    try {
+      this.checkOpen()
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.level.flush()
+  }
+}

@@ -1,0 +1,109 @@
+import { Level } from 'level'
+import { BloomError } from '@bloomkit/core'
+
+/** A LevelDB database (IndexedDB in browsers) with string keys and byte values. */
+export type Database = Level<string, Uint8Array>
+
+/** Locations this process holds open. LevelDB drops a process's lock when a second open of the
+ * same folder fails in that process (shared/NOTES.md), so a second open must never reach LevelDB. */
+const openHere = new Set<string>()
+
+interface NodeFs {
+  statSync(path: string, options: { throwIfNoEntry: false }): { isDirectory(): boolean } | undefined
+  readdirSync(path: string): string[]
+  rmSync(path: string, options: { recursive: boolean; force: boolean }): void
+}
+interface NodePath {
+  resolve(path: string): string
+  join(...paths: string[]): string
+}
+
+/** Node's fs and path where they exist (Node, Deno, Bun); undefined in browsers, without a static import. */
+function nodeModules(): { fs: NodeFs; path: NodePath } | undefined {
+  const get = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process?.getBuiltinModule
+  if (typeof get !== 'function') return undefined
+  return { fs: get('node:fs') as NodeFs, path: get('node:path') as NodePath }
+}
+
+/** The canonical form of a location: an absolute path in Node, the name as given in browsers. */
+export function canonicalLocation(location: string): string {
+  if (typeof location !== 'string' || location.length === 0) {
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `location must be a non-empty string (a folder path, or an IndexedDB name in browsers); got ${String(location)}`)
+  }
+  return nodeModules()?.path.resolve(location) ?? location
+}
+
+/** What is at a location before LevelDB touches it (Node only; browsers report 'unknown'). */
+function inspect(location: string): 'missing' | 'empty' | 'leveldb' | 'other' | 'unknown' {
+  const node = nodeModules()
+  if (node === undefined) return 'unknown'
+  const stat = node.fs.statSync(location, { throwIfNoEntry: false })
+  if (stat === undefined) return 'missing'
+  if (!stat.isDirectory()) return 'other'
+  const entries = node.fs.readdirSync(location)
+  if (entries.length === 0) return 'empty'
+  return entries.includes('CURRENT') ? 'leveldb' : 'other'
+}
+
+/** Deletes a folder this package created (Node only; in browsers the database is emptied instead). */
+export function removeLocation(location: string): void {
+  nodeModules()?.fs.rmSync(location, { recursive: true, force: true })
+}
+
+/** Whether nothing exists at the location yet (always false in browsers, where we cannot tell). */
+export function locationIsNew(location: string): boolean {
+  const what = inspect(location)
+  return what === 'missing' || what === 'empty'
+}
+
+/**
+ * Opens the database at `location` (canonical). With `create`, a missing folder is created; a
+ * folder with other files in it is refused before LevelDB writes anything there.
+ *
+ * @throws BloomError `BLOOM_LOCKED` (open in this or another process), `BLOOM_NOT_FOUND`,
+ *   `BLOOM_CORRUPT_STORE` (not a LevelDB folder, or LevelDB reports corruption), or
+ *   `BLOOM_STORE_UNAVAILABLE` with LevelDB's error as `cause`.
+ */
+export async function openDatabase(location: string, create: boolean): Promise<Database> {
+  if (openHere.has(location)) {
+    throw new BloomError('BLOOM_LOCKED', `${location} is locked: it is already open in this process (close it first)`)
+  }
+  const what = inspect(location)
+  if (!create && (what === 'missing' || what === 'empty')) throw new BloomError('BLOOM_NOT_FOUND', `${location}: no bloomkit filter here (the folder does not exist or is empty)`)
+  if (what === 'other') throw new BloomError('BLOOM_CORRUPT_STORE', `${location} is not a bloomkit filter: it is not a LevelDB folder`)
+  const db: Database = new Level<string, Uint8Array>(location, { valueEncoding: 'view' })
+  openHere.add(location)
+  try {
+    await db.open({ createIfMissing: create })
+  } catch (error) {
+    openHere.delete(location)
+    throw storeError(location, 'cannot be opened', error)
+  }
+  return db
+}
+
+/** Closes a database from {@link openDatabase} and releases its location. */
+export async function closeDatabase(location: string, db: Database): Promise<void> {
+  try {
+    await db.close()
+  } finally {
+    openHere.delete(location)
+  }
+}
+
+/**
+ * Turns a LevelDB error into a BloomError with the original as `cause`: `BLOOM_LOCKED` when
+ * another process holds the folder, `BLOOM_CORRUPT_STORE` for corruption, `BLOOM_NOT_FOUND` for a
+ * missing database, `BLOOM_STORE_UNAVAILABLE` for the rest (I/O errors, a full disk, a closed database).
+ */
+export function storeError(location: string, doing: string, error: unknown): BloomError {
+  if (error instanceof BloomError) return error
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause
+  const message = `${(error as Error)?.message ?? String(error)}${cause?.message ? ` (${cause.message})` : ''}`
+  if (cause?.code === 'LEVEL_LOCKED' || (error as { code?: string })?.code === 'LEVEL_LOCKED') {
+    return new BloomError('BLOOM_LOCKED', `${location} is locked by another process`, { cause: error })
+  }
+  if (/does not exist/.test(message)) return new BloomError('BLOOM_NOT_FOUND', `${location}: no bloomkit filter here`, { cause: error })
+  if (/corrupt/i.test(message)) return new BloomError('BLOOM_CORRUPT_STORE', `${location}: LevelDB reports corruption: ${message}`, { cause: error })
+  return new BloomError('BLOOM_STORE_UNAVAILABLE', `${location} ${doing}: ${message}`, { cause: error })
+}
