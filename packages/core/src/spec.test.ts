@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, test } from 'vitest'
+import xxhash from 'xxhash-wasm'
+import { BloomFilter, createKeyHasher, decodeSnapshot, fillPositions, KeyHasher, shardOf } from './index.js'
+import { ReferenceBitStore } from './testing/index.js'
+
+const spec = readFileSync(new URL('../../../docs/SPEC.md', import.meta.url), 'utf8')
+
+function block(tag: string): string {
+  const match = spec.match(new RegExp('```' + tag + '\\n([\\s\\S]*?)\\n```'))
+  if (!match) throw new Error(`docs/SPEC.md has no \`\`\`${tag} block`)
+  return match[1]
+}
+
+interface Vector {
+  key?: string
+  keyHex?: string
+  seed: number
+  bits: number
+  hashes: number
+  shards: number
+  a: number
+  b: number
+  shard: number
+  positions: number[]
+}
+
+const vectors: Vector[] = JSON.parse(block('json vectors'))
+const keyOf = (v: Vector) => (v.keyHex === undefined ? v.key! : Uint8Array.from(Buffer.from(v.keyHex, 'hex')))
+const wasm = await xxhash()
+
+describe('docs/SPEC.md test vectors', () => {
+  test('there are vectors for text, binary, many shards and a 2^32-bit shard', () => {
+    expect(vectors.length).toBeGreaterThanOrEqual(8)
+    expect(vectors.some((v) => v.keyHex !== undefined)).toBe(true)
+    expect(vectors.some((v) => v.shards >= 1024)).toBe(true)
+    expect(vectors.some((v) => v.bits / v.shards === 2 ** 32)).toBe(true)
+  })
+
+  test.each(vectors.map((v) => [JSON.stringify(v.key ?? v.keyHex).slice(0, 30), v] as const))('%s: the implementation gives the spec’s hashes, shard and positions', (_, v) => {
+    const hasher = new KeyHasher(v.seed)
+    hasher.hash(keyOf(v))
+    const positions = new Uint32Array(v.hashes)
+    fillPositions(hasher.a, hasher.b, v.bits / v.shards, v.hashes, positions, 0)
+    expect({ a: hasher.a, b: hasher.b, shard: shardOf(hasher.a, hasher.b, v.shards), positions: Array.from(positions) }).toEqual({
+      a: v.a,
+      b: v.b,
+      shard: v.shard,
+      positions: v.positions,
+    })
+  })
+
+  test.each(vectors.map((v) => [JSON.stringify(v.key ?? v.keyHex).slice(0, 30), v] as const))('%s: an independent reading of the spec (xxhash-wasm, BigInt) agrees', (_, v) => {
+    const bytes = typeof keyOf(v) === 'string' ? new TextEncoder().encode(keyOf(v) as string) : (keyOf(v) as Uint8Array)
+    const a = wasm.h32Raw(bytes, v.seed)
+    const b = wasm.h32Raw(bytes, (v.seed ^ 0x9e3779b9) >>> 0)
+    const m = BigInt(v.bits / v.shards)
+    const positions = Array.from({ length: v.hashes }, (_, i) => {
+      const n = BigInt(i)
+      const h = (BigInt(a) + n * BigInt(b) + (n ** 3n - n) / 6n) % 2n ** 32n
+      return Number((h * m) >> 32n)
+    })
+    expect({ a, b, positions }).toEqual({ a: v.a, b: v.b, positions: v.positions })
+  })
+
+  test('the snapshot vector is what a filter exports, and decodes to its parameters', async () => {
+    const parameters = { bits: 128, hashes: 3, shards: 2, seed: 7 }
+    const filter = new BloomFilter(new ReferenceBitStore(parameters), await createKeyHasher(parameters.seed))
+    await filter.addMany(['alpha', 'beta', 'gamma'])
+    const expected = block('hex snapshot').trim()
+    expect(Buffer.from(await filter.export()).toString('hex')).toBe(expected)
+    const decoded = decodeSnapshot(Uint8Array.from(Buffer.from(expected, 'hex')))
+    expect(decoded.parameters).toEqual(parameters)
+    expect(decoded.items).toBe(3)
+  })
+})
