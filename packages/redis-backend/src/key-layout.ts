@@ -1,0 +1,101 @@
+import { invalidParameter } from './redis-errors.js'
+
+/** Hash slots of a Redis Cluster. */
+const SLOTS = 16_384
+/** The longest filter name accepted: key names stay short, and a name is not a payload. */
+export const MAX_NAME_LENGTH = 256
+
+const CRC16_TABLE = (() => {
+  const table = new Uint16Array(256)
+  for (let i = 0; i < 256; i++) {
+    let crc = i << 8
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+    table[i] = crc
+  }
+  return table
+})()
+
+/** The Cluster hash slot of a key without a hash tag: CRC16-XMODEM of its UTF-8 bytes mod 16 384. */
+export function slotOf(text: string): number {
+  const bytes = /^[\x00-\x7f]*$/.test(text) ? Array.from(text, (c) => c.charCodeAt(0)) : new TextEncoder().encode(text)
+  let crc = 0
+  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >>> 8) ^ byte) & 0xff]
+  return crc % SLOTS
+}
+
+let slotTags: string[] | undefined
+
+/**
+ * For every slot, the first base-36 number (as text) that hashes to it. Part of the key layout,
+ * so it must never change: shard keys built by one release are found by the next.
+ */
+function tagForSlot(slot: number): string {
+  if (slotTags === undefined) {
+    const tags = new Array<string>(SLOTS)
+    let found = 0
+    for (let i = 0; found < SLOTS; i++) {
+      const text = i.toString(36)
+      const s = slotOf(text)
+      if (tags[s] === undefined) {
+        tags[s] = text
+        found++
+      }
+    }
+    slotTags = tags
+  }
+  return slotTags[slot]
+}
+
+/** Checks a filter name: 1–256 characters, no `{` or `}` (they would override the shard hash tags). */
+export function checkName(name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH || /[{}]/.test(name)) {
+    throw invalidParameter('name', `a string of 1 to ${MAX_NAME_LENGTH} characters without "{" or "}"`, name)
+  }
+  return name
+}
+
+/**
+ * Where a named filter lives in Redis:
+ * - `<name>:meta`, a hash with the parameters, epoch, generation and state;
+ * - `<name>:<s>:{<tag>}`, shard `s`'s bits followed by a 4-byte marker;
+ * - `<name>:<s>:next:{<tag>}`, shard `s` of the generation being built (create, import, rebuild, clear).
+ *
+ * Shard `s` gets the hash tag of slot `(slot(name) + ⌊s · 16384 / shards⌋) mod 16384`: tags are
+ * distinct per shard and evenly spaced over the slot space, so shards spread over all masters of a
+ * Cluster (masters own contiguous slot ranges), while a shard and its next generation share a slot
+ * and can be RENAMEd into each other.
+ */
+export class KeyLayout {
+  readonly name: string
+  readonly meta: string
+  private readonly live: string[]
+  private readonly next: string[]
+
+  constructor(name: string, shards: number) {
+    this.name = checkName(name)
+    this.meta = `${name}:meta`
+    const base = slotOf(name)
+    this.live = []
+    this.next = []
+    for (let s = 0; s < shards; s++) {
+      const tag = tagForSlot((base + Math.floor((s * SLOTS) / shards)) % SLOTS)
+      this.live.push(`${name}:${s}:{${tag}}`)
+      this.next.push(`${name}:${s}:next:{${tag}}`)
+    }
+  }
+
+  /** The key holding shard `shard` of the live generation. */
+  shard(shard: number): string {
+    return this.live[shard]
+  }
+
+  /** The key where shard `shard` of the next generation is built. */
+  nextShard(shard: number): string {
+    return this.next[shard]
+  }
+
+  /** Every key of the filter: meta, live and next shards. */
+  allKeys(): string[] {
+    return [this.meta, ...this.live, ...this.next]
+  }
+}

@@ -1,0 +1,62 @@
+import { BloomError } from '@bloomkit/core'
+
+/** The error a Lua script raises when a shard key lacks this filter's marker. */
+export const DATA_LOST_REPLY = 'BLOOMKIT_DATA_LOST'
+
+/**
+ * Turns whatever ioredis rejected with into a coded `BloomError`, keeping it as `cause`:
+ * a missing marker is `BLOOM_DATA_LOST`, WRONGTYPE is `BLOOM_CORRUPT_STORE`, anything else
+ * (connection refused or closed, retries exhausted, OOM, a Cluster that is down) is
+ * `BLOOM_STORE_UNAVAILABLE`.
+ *
+ * @param what The operation and key, for the message.
+ */
+export function storeError(error: unknown, what: string): BloomError {
+  if (error instanceof BloomError) return error
+  const message = error instanceof Error ? error.message : String(error)
+  if (message.includes(DATA_LOST_REPLY)) return dataLost(what, error)
+  if (message.startsWith('WRONGTYPE')) {
+    return new BloomError('BLOOM_CORRUPT_STORE', `${what}: a key of the filter holds a value of another type (${message})`, { cause: error })
+  }
+  return new BloomError('BLOOM_STORE_UNAVAILABLE', `${what}: Redis failed: ${message}`, { cause: error })
+}
+
+/** `BLOOM_DATA_LOST` for a shard key that is missing or belongs to another filter. */
+export function dataLost(what: string, cause?: unknown): BloomError {
+  return new BloomError(
+    'BLOOM_DATA_LOST',
+    `${what}: a shard key is missing or not this filter's (evicted, expired, deleted, or lost in a failover); ` +
+      'answering would give false negatives. Rebuild the filter from its source with rebuild(keys), or import a snapshot.',
+    cause === undefined ? undefined : { cause },
+  )
+}
+
+/**
+ * Rejects with `BLOOM_STORE_UNAVAILABLE` if `promise` has not settled within `ms` milliseconds,
+ * so no call waits on ioredis's reconnection and offline queue for longer than the caller allows.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  if (!Number.isFinite(ms)) return promise
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new BloomError('BLOOM_STORE_UNAVAILABLE', `${what}: no reply from Redis within ${ms} ms (is the server reachable?)`)),
+      ms,
+    )
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** `BLOOM_INVALID_PARAMETER` naming the parameter, the allowed range and what was given. */
+export function invalidParameter(name: string, allowed: string, got: unknown): BloomError {
+  const shown = typeof got === 'string' ? JSON.stringify(got.length > 40 ? `${got.slice(0, 40)}…` : got) : got === null || typeof got !== 'object' ? String(got) : Object.prototype.toString.call(got)
+  return new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be ${allowed}; got ${shown}`)
+}
+
+/** Asserts an integer in [min, max]. */
+export function checkInteger(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidParameter(name, `an integer from ${min} to ${max}`, value)
+  }
+  return value
+}

@@ -1,0 +1,105 @@
+// Lua scripts for everything but the hot path (which is plain BITFIELD). Each touches one key,
+// or two keys sharing a hash tag, so each is atomic in standalone Redis and in a Cluster.
+// Shard scripts take ARGV[1] = the marker's byte offset and ARGV[2], ARGV[3] = the two marker
+// values (4 bytes each) that are acceptable; a shard key without one of them is lost.
+
+const CHECK_MARKER = `
+local at = tonumber(ARGV[1])
+local marker = redis.call('GETRANGE', KEYS[1], at, at + 3)
+if marker ~= ARGV[2] and marker ~= ARGV[3] then return redis.error_reply('BLOOMKIT_DATA_LOST') end
+`
+
+/** GETRANGE ARGV[4]..ARGV[5] of a marked shard. */
+export const READ_SHARD = `${CHECK_MARKER}
+return redis.call('GETRANGE', KEYS[1], ARGV[4], ARGV[5])`
+
+/** BITCOUNT of the bits (not the marker) of a marked shard; ARGV[4] is the last bit byte. */
+export const COUNT_SHARD = `${CHECK_MARKER}
+return redis.call('BITCOUNT', KEYS[1], 0, ARGV[4])`
+
+/** SETRANGE ARGV[5] at byte ARGV[4] of a marked shard. */
+export const WRITE_SHARD = `${CHECK_MARKER}
+return redis.call('SETRANGE', KEYS[1], ARGV[4], ARGV[5])`
+
+/** ORs ARGV[5] into a marked shard from byte ARGV[4] (callers keep ARGV[5] to ≤ 64 KiB). */
+export const OR_SHARD = `${CHECK_MARKER}
+local from = tonumber(ARGV[4])
+local add = ARGV[5]
+local old = redis.call('GETRANGE', KEYS[1], from, from + #add - 1)
+local out = {}
+local step = 2048
+for i = 1, #add, step do
+  local j = math.min(i + step - 1, #add)
+  local a = { string.byte(old, i, j) }
+  local b = { string.byte(add, i, j) }
+  for q = 1, #b do a[q] = bit.bor(a[q] or 0, b[q]) end
+  out[#out + 1] = string.char(unpack(a))
+end
+return redis.call('SETRANGE', KEYS[1], from, table.concat(out))`
+
+/** Replaces the marker (ARGV[2] or ARGV[3]) with ARGV[4]; 0 when the key is missing or not marked. */
+export const SET_MARKER = `
+local at = tonumber(ARGV[1])
+local marker = redis.call('GETRANGE', KEYS[1], at, at + 3)
+if marker ~= ARGV[2] and marker ~= ARGV[3] then return 0 end
+redis.call('SETRANGE', KEYS[1], at, ARGV[4])
+return 1`
+
+/** Deletes a key that lacks both markers: the debris a write to a lost shard leaves behind. */
+export const DISCARD_UNMARKED = `
+local at = tonumber(ARGV[1])
+local marker = redis.call('GETRANGE', KEYS[1], at, at + 3)
+if marker ~= ARGV[2] and marker ~= ARGV[3] then return redis.call('DEL', KEYS[1]) end
+return 0`
+
+/**
+ * Moves the next generation of a shard (KEYS[1]) over the live one (KEYS[2]) in one step, after
+ * checking it is complete (marker ARGV[2] at ARGV[1]). Keeps the live key's remaining TTL, or
+ * uses ARGV[3] ms (the filter's) when the live key is gone; ARGV[3] = 0 means none.
+ */
+export const SWAP_SHARD = `
+local at = tonumber(ARGV[1])
+if redis.call('GETRANGE', KEYS[1], at, at + 3) ~= ARGV[2] then return redis.error_reply('BLOOMKIT_DATA_LOST next generation incomplete') end
+local ttl = redis.call('PTTL', KEYS[2])
+redis.call('RENAME', KEYS[1], KEYS[2])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl)
+elseif tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return 1`
+
+/**
+ * Creates the meta hash from ARGV (field, value, …) unless it exists: returns {1} when created,
+ * else {0, field, value, …} of the stored one. Racing creators thus agree on one set of parameters.
+ */
+export const CREATE_META = `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local stored = redis.call('HGETALL', KEYS[1])
+  table.insert(stored, 1, 0)
+  return stored
+end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return {1}`
+
+/**
+ * Takes the filter's lock for a create/import/rebuild/clear: ARGV[1] epoch, ARGV[2] the new state,
+ * ARGV[3] a token, ARGV[4] '1' to take over whatever holds it. Returns 'ok', 'missing', 'replaced'
+ * (another filter now has the name) or the state that holds it.
+ */
+export const LOCK_META = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 'replaced' end
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'ready' and ARGV[4] ~= '1' then return state end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'token', ARGV[3])
+return 'ok'`
+
+/** Releases the lock held with token ARGV[1], bumping the generation when ARGV[2] is '1'. */
+export const UNLOCK_META = `
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'ready', 'token', '')
+if ARGV[2] == '1' then redis.call('HINCRBY', KEYS[1], 'generation', 1) end
+return 1`
+
+/** Deletes the meta hash if its lock is held with token ARGV[1] (a create or import that failed). */
+export const DROP_META = `
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])`

@@ -1,0 +1,1 @@
+export { freePort, startRedisCluster, startRedisServer, type RedisAddress, type RedisClusterHandle, type RedisServerHandle } from './redis-servers.js'

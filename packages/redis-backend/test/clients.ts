@@ -1,0 +1,37 @@
+import { Cluster, Redis } from 'ioredis'
+import { inject } from 'vitest'
+
+/**
+ * Client options that never hang: a command fails fast while the server is down (the store's
+ * own timeout is the backstop), and reconnection keeps trying in the background.
+ */
+export const fastFail = {
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2000,
+  retryStrategy: (times: number) => Math.min(times * 50, 500),
+} as const
+
+/** A client of the shared standalone server; the test must quit it. */
+export function standaloneClient(options: Record<string, unknown> = {}): Redis {
+  const { host, port } = inject('redisStandalone')
+  const redis = new Redis({ host, port, ...fastFail, ...options })
+  redis.on('error', () => {})
+  return redis
+}
+
+/** A client of the shared Cluster; the test must quit it. */
+export function clusterClient(): Cluster {
+  const cluster = new Cluster(inject('redisCluster'), {
+    redisOptions: fastFail,
+    clusterRetryStrategy: (times: number) => (times > 20 ? null : 100),
+    enableOfflineQueue: true,
+  })
+  cluster.on('error', () => {})
+  return cluster
+}
+
+let counter = 0
+/** A filter name no other test (or run) uses. */
+export function uniqueName(what: string): string {
+  return `test:${what}:${process.pid}:${Date.now().toString(36)}:${counter++}`
+}
