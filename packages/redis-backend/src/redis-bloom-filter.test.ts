@@ -1,0 +1,211 @@
+import { afterAll, describe, expect, test, vi } from 'vitest'
+import { BloomError, estimateErrorRate, sizeFilter } from '@bloomkit/core'
+import { DEFAULT_SHARD_BITS, RedisBloomFilter } from '@bloomkit/redis-backend'
+import { Redis } from 'ioredis'
+import { inject } from 'vitest'
+import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+  } catch (error) {
+    expect(error).toBeInstanceOf(BloomError)
+    return (error as BloomError).code
+  }
+  return 'resolved'
+}
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
+
+describe.each([
+  ['standalone', redis],
+  ['Cluster', cluster],
+] as const)('RedisBloomFilter on %s', (_, client) => {
+  test('the issue example: addMany, has, and open with parameters from Redis', async () => {
+    const name = uniqueName('example')
+    const ids = await RedisBloomFilter.create(client, name, { capacity: 10_000, errorRate: 0.001 })
+    expect(await ids.addMany(['u1', 'u2'])).toEqual([true, true])
+    expect(await ids.has('u3')).toBe(false)
+    const same = await RedisBloomFilter.open(client, name)
+    expect(same.parameters).toEqual(ids.parameters)
+    expect(await same.hasMany(['u1', 'u2', 'u3'])).toEqual([true, true, false])
+    expect(await same.add('u1')).toBe(false)
+    await ids.destroy()
+  })
+
+  test('no false negatives over 20 000 keys in 8 shards, false positives near the target', async () => {
+    const filter = await RedisBloomFilter.create(client, uniqueName('fp'), { capacity: 20_000, errorRate: 0.01, shards: 8 })
+    const members = keys('m', 20_000)
+    const added = await filter.addMany(members)
+    expect(added.filter(Boolean).length).toBeGreaterThan(19_700)
+    expect((await filter.hasMany(members)).every(Boolean)).toBe(true)
+    const probes = await filter.hasMany(keys('p', 50_000))
+    const positives = probes.filter(Boolean).length
+    // Multiplicative Chernoff bounds (ε = 1e-9) around μ = q·N, q from the actual bits, hashes, shards.
+    const { bits, hashes, shards } = filter.parameters
+    const mu = estimateErrorRate({ bits, hashes, shards, items: 20_000 }) * probes.length
+    const L = Math.log(1e9)
+    const upper = (L + Math.sqrt(L * L + 8 * mu * L)) / (2 * mu)
+    const lower = Math.sqrt((2 * L) / mu)
+    expect(positives).toBeGreaterThan(mu * (1 - lower))
+    expect(positives).toBeLessThan(mu * (1 + upper))
+    const estimate = await filter.estimateCount()
+    expect(Math.abs(estimate - 20_000)).toBeLessThan(400)
+    await filter.destroy()
+  })
+
+  test('single calls in one tick are coalesced into one command per shard and results stay in order', async () => {
+    const filter = await RedisBloomFilter.create(client, uniqueName('coalesce'), { capacity: 1000, errorRate: 0.01, shards: 1 })
+    await filter.addMany(['a', 'b', 'c'])
+    const spy = vi.spyOn(client, 'sendCommand')
+    try {
+      const answers = await Promise.all(['a', 'x', 'b', 'y', 'c', 'z'].map((key) => filter.has(key)))
+      expect(answers).toEqual([true, false, true, false, true, false])
+      const bitfields = spy.mock.calls.filter(([command]) => /^bitfield/.test((command as { name: string }).name))
+      expect(bitfields.length).toBe(1)
+    } finally {
+      spy.mockRestore()
+    }
+    await filter.destroy()
+  })
+
+  test('racing creates end with one filter; different parameters fail with BLOOM_INCOMPATIBLE', async () => {
+    const name = uniqueName('race')
+    const options = { capacity: 50_000, errorRate: 0.01, shards: 6 }
+    const filters = await Promise.all(Array.from({ length: 6 }, () => RedisBloomFilter.create(client, name, options)))
+    expect(new Set(filters.map((f) => f.epoch)).size).toBe(1)
+    await filters[0].add('seen')
+    expect(await filters[5].has('seen')).toBe(true)
+    expect(await codeOf(RedisBloomFilter.create(client, name, { ...options, errorRate: 0.02 }))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(RedisBloomFilter.create(client, name, { ...options, shards: 7 }))).toBe('BLOOM_INCOMPATIBLE')
+    await filters[0].destroy()
+    expect(await codeOf(filters[1].has('seen'))).toBe('BLOOM_DATA_LOST')
+    expect(await codeOf(RedisBloomFilter.open(client, name))).toBe('BLOOM_NOT_FOUND')
+  })
+})
+
+test('shards spread over every master of the Cluster; a shard and its next generation share a slot', async () => {
+  const filter = await RedisBloomFilter.create(cluster, uniqueName('spread'), { capacity: 1000, errorRate: 0.01, shards: 3 })
+  const layout = filter.bitStore.layout
+  const owners = new Set<string>()
+  for (let shard = 0; shard < 3; shard++) {
+    const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', layout.shard(shard)))
+    expect(Number(await cluster.call('CLUSTER', 'KEYSLOT', layout.nextShard(shard)))).toBe(slot)
+    const node = cluster.nodes('master').find((n) => {
+      const ranges = (cluster as unknown as { slots: string[][] }).slots[slot]
+      return ranges?.includes(`${n.options.host}:${n.options.port}`)
+    })
+    owners.add(`${node?.options.host}:${node?.options.port}`)
+  }
+  expect(owners.size).toBe(3)
+  await filter.destroy()
+})
+
+test('default shards keep each shard at most 4 MiB; explicit shards are honoured', async () => {
+  const big = sizeFilter({ capacity: 1_000_000_000, errorRate: 0.001, shards: Math.ceil(14_377_587_776 / DEFAULT_SHARD_BITS) })
+  expect(big.bits / big.shards).toBeLessThanOrEqual(DEFAULT_SHARD_BITS * 1.01)
+  const filter = await RedisBloomFilter.create(redis, uniqueName('shards'), { capacity: 5_000_000, errorRate: 0.01 })
+  expect(filter.parameters.shards).toBe(2)
+  expect(filter.parameters.bits / filter.parameters.shards).toBeLessThanOrEqual(DEFAULT_SHARD_BITS)
+  await filter.destroy()
+})
+
+test('a shard is allocated in steps of at most 1 MiB, never in one command', async () => {
+  const spy = vi.spyOn(redis, 'sendCommand')
+  const filter = await RedisBloomFilter.fromParameters(redis, uniqueName('alloc'), { bits: 3 * 8 * 2 ** 20 + 64, hashes: 7, shards: 1, seed: 0 })
+  const steps = spy.mock.calls
+    .map(([command]) => command as unknown as { name: string; args: unknown[] })
+    .filter((c) => c.name === 'setrange')
+    .map((c) => Number(c.args[1]))
+  spy.mockRestore()
+  expect(steps.slice(0, 4)).toEqual([2 ** 20 - 1, 2 * 2 ** 20 - 1, 3 * 2 ** 20 - 1, 3 * 2 ** 20 + 7])
+  expect(Number(await redis.strlen(filter.bitStore.layout.shard(0)))).toBe(3 * 2 ** 20 + 8 + 4)
+  await filter.destroy()
+})
+
+test('ttl: the whole filter expires; setTtl changes or removes it', async () => {
+  const filter = await RedisBloomFilter.create(redis, uniqueName('ttl'), { capacity: 1000, errorRate: 0.01, shards: 2, ttl: 100 })
+  const layout = filter.bitStore.layout
+  for (const key of [layout.meta, layout.shard(0), layout.shard(1)]) {
+    const ttl = await redis.ttl(key)
+    expect(ttl).toBeGreaterThan(95)
+    expect(ttl).toBeLessThanOrEqual(100)
+  }
+  expect(await filter.ttl()).toBeGreaterThan(95)
+  await filter.setTtl(null)
+  expect(await filter.ttl()).toBeNull()
+  expect(await redis.ttl(layout.shard(1))).toBe(-1)
+  await filter.setTtl(1)
+  await new Promise((resolve) => setTimeout(resolve, 1200))
+  expect(await codeOf(filter.has('x'))).toBe('BLOOM_DATA_LOST')
+  expect(await codeOf(RedisBloomFilter.open(redis, filter.name))).toBe('BLOOM_NOT_FOUND')
+})
+
+test('bad input fails with BLOOM_INVALID_PARAMETER naming the parameter, and writes nothing', async () => {
+  const name = uniqueName('bad')
+  const cases: Array<[Promise<unknown>, RegExp]> = [
+    [RedisBloomFilter.create(redis, '', { capacity: 10, errorRate: 0.1 }), /name/],
+    [RedisBloomFilter.create(redis, 'a{b}', { capacity: 10, errorRate: 0.1 }), /name/],
+    [RedisBloomFilter.create(redis, name, { capacity: 0, errorRate: 0.1 }), /capacity/],
+    [RedisBloomFilter.create(redis, name, { capacity: 10, errorRate: 1 }), /errorRate/],
+    [RedisBloomFilter.create(redis, name, { capacity: 10, errorRate: 0.1, shards: 0 }), /shards/],
+    [RedisBloomFilter.create(redis, name, { capacity: 10, errorRate: 0.1, ttl: 0 }), /ttl/],
+    [RedisBloomFilter.create(redis, name, { capacity: 10, errorRate: 0.1, timeout: -1 }), /timeout/],
+    [RedisBloomFilter.create({} as Redis, name, { capacity: 10, errorRate: 0.1 }), /redis/],
+    [RedisBloomFilter.fromParameters(redis, name, { bits: 2 ** 32, hashes: 3, shards: 1, seed: 0 }), /shards/],
+  ]
+  for (const [promise, pattern] of cases) {
+    const error = await promise.then(() => undefined, (e: unknown) => e)
+    expect(error).toBeInstanceOf(BloomError)
+    expect((error as BloomError).code).toBe('BLOOM_INVALID_PARAMETER')
+    expect((error as BloomError).message).toMatch(pattern)
+  }
+  expect(await redis.exists(`${name}:meta`)).toBe(0)
+})
+
+test('a closed filter rejects with BLOOM_CLOSED and leaves the user’s client open', async () => {
+  const filter = await RedisBloomFilter.create(redis, uniqueName('closed'), { capacity: 100, errorRate: 0.01 })
+  await filter.close()
+  expect(await codeOf(filter.has('x'))).toBe('BLOOM_CLOSED')
+  expect(await codeOf(filter.addMany(['x']))).toBe('BLOOM_CLOSED')
+  expect(await redis.ping()).toBe('PONG')
+})
+
+test('a key of another type under the filter’s names gives BLOOM_CORRUPT_STORE', async () => {
+  const name = uniqueName('wrongtype')
+  const filter = await RedisBloomFilter.create(redis, name, { capacity: 100, errorRate: 0.01 })
+  await redis.del(filter.bitStore.layout.shard(0))
+  await redis.hset(filter.bitStore.layout.shard(0), 'x', '1')
+  expect(await codeOf(filter.has('x'))).toBe('BLOOM_CORRUPT_STORE')
+  expect(await codeOf(filter.add('x'))).toBe('BLOOM_CORRUPT_STORE')
+  const other = uniqueName('wrongtype-meta')
+  await redis.set(`${other}:meta`, 'not a hash')
+  expect(await codeOf(RedisBloomFilter.open(redis, other))).toBe('BLOOM_CORRUPT_STORE')
+  await redis.del(`${other}:meta`)
+  await redis.hset(`${other}:meta`, 'hello', 'world')
+  expect(await codeOf(RedisBloomFilter.open(redis, other))).toBe('BLOOM_CORRUPT_STORE')
+  await redis.hset(`${other}:meta`, 'format', '99')
+  expect(await codeOf(RedisBloomFilter.open(redis, other))).toBe('BLOOM_UNSUPPORTED_VERSION')
+})
+
+test('keyPrefix of the user’s client is honoured by every command', async () => {
+  const { host, port } = inject('redisStandalone')
+  const prefixed = new Redis({ host, port, keyPrefix: 'tenant7:', maxRetriesPerRequest: 1 })
+  try {
+    const name = uniqueName('prefix')
+    const filter = await RedisBloomFilter.create(prefixed, name, { capacity: 1000, errorRate: 0.01, shards: 2 })
+    expect(await filter.addMany(['a', 'b'])).toEqual([true, true])
+    expect(await filter.hasMany(['a', 'b', 'c'])).toEqual([true, true, false])
+    expect(await redis.exists(`tenant7:${name}:meta`, `tenant7:${filter.bitStore.layout.shard(0)}`)).toBe(2)
+    expect(await redis.exists(`${name}:meta`)).toBe(0)
+    await filter.destroy()
+  } finally {
+    await prefixed.quit()
+  }
+})
