@@ -1,4 +1,5 @@
-import { BloomError, checkParameters, crc32, HASH_SCHEME, type FilterParameters } from '@bloomkit/core'
+import { BloomError, checkParameters, HASH_SCHEME, type FilterParameters } from '@bloomkit/core'
+import { checksum as crc32 } from './checksum.js'
 
 /**
  * How a filter sits in a LevelDB database (or IndexedDB store). Keys are short strings:
@@ -160,6 +161,16 @@ export interface LogRecord {
 export function encodeLogRecord(count: number, hashes: number, shards: Uint32Array, positions: Uint32Array): Uint8Array {
   const words = 3 + count + count * hashes
   const value = new Uint8Array(words * 4 + 4)
+  if (LITTLE_ENDIAN) {
+    const u32 = new Uint32Array(value.buffer, 0, words + 1)
+    u32[0] = LOG_MAGIC
+    u32[1] = count
+    u32[2] = hashes
+    u32.set(shards.subarray(0, count), 3)
+    u32.set(positions.subarray(0, count * hashes), 3 + count)
+    u32[words] = crc32(value.subarray(0, words * 4))
+    return value
+  }
   const view = new DataView(value.buffer)
   view.setUint32(0, LOG_MAGIC, true)
   view.setUint32(4, count, true)
@@ -170,6 +181,9 @@ export function encodeLogRecord(count: number, hashes: number, shards: Uint32Arr
   view.setUint32(at, crc32(value.subarray(0, at)), true)
   return value
 }
+
+/** Whether typed arrays are little-endian here (everywhere JS runs in practice); else DataView is used. */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1
 
 /**
  * Reads a log record.

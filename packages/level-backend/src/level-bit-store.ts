@@ -34,7 +34,7 @@ import { canonicalLocation, closeDatabase, openDatabase, storeError, type Databa
 export interface LevelStoreOptions {
   /**
    * The page cache's budget in bytes: at most this much of the filter's bits is held in memory.
-   * At least 4 pages. Default: 64 MiB.
+   * From 4 pages to 2 GiB; never more than the filter's own size is allocated. Default: 64 MiB.
    */
   readonly cacheBytes?: number
   /**
@@ -59,6 +59,8 @@ export interface LevelCreateStoreOptions extends LevelStoreOptions {
 const DEFAULT_CACHE_BYTES = 64 * 2 ** 20
 const DEFAULT_CHECKPOINT_BYTES = 32 * 2 ** 20
 const MIN_CACHE_PAGES = 4
+/** The cache is one Uint8Array; 2 GiB keeps it within every engine's typed-array limit. */
+const MAX_CACHE_BYTES = 2 ** 31
 /** The page table costs 4 bytes per page outside the cache budget; 2^24 pages is 1 TiB at 64 KiB pages. */
 const MAX_PAGES = 2 ** 24
 /** Bytes of pages per LevelDB batch when a checkpoint writes them, so one batch never holds the whole cache. */
@@ -78,10 +80,10 @@ function popcount(bytes: Uint8Array): number {
   return n
 }
 
-function checkOption(name: string, value: unknown, min: number, fallback: number): number {
+function checkOption(name: string, value: unknown, min: number, max: number, fallback: number): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be an integer of at least ${min}; got ${String(value)}`)
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be an integer from ${min} to ${max}; got ${String(value)}`)
   }
   return value
 }
@@ -118,7 +120,6 @@ export class LevelBitStore implements BitStore<false> {
   private nextSeq = 0
   private logBytes = 0
   private readonly pending = new Set<Promise<unknown>>()
-  private ids = new Int32Array(0)
   private sortKeys = new Float64Array(0)
   /** Set by close(): new calls fail with BLOOM_CLOSED. */
   private closing: Promise<void> | undefined
@@ -194,10 +195,10 @@ export class LevelBitStore implements BitStore<false> {
     this.shardBytes = shardBytesOf(meta.parameters)
     this.pagesPerShard = Math.ceil(this.shardBytes / this.pageBytes)
     this.pageShift = Math.log2(this.pageBytes * 8)
-    this.checkpointBytes = checkOption('checkpointBytes', options.checkpointBytes, 65_536, DEFAULT_CHECKPOINT_BYTES)
-    const cacheBytes = checkOption('cacheBytes', options.cacheBytes, MIN_CACHE_PAGES * this.pageBytes, DEFAULT_CACHE_BYTES)
+    this.checkpointBytes = checkOption('checkpointBytes', options.checkpointBytes, 65_536, Number.MAX_SAFE_INTEGER, DEFAULT_CHECKPOINT_BYTES)
+    const cacheBytes = checkOption('cacheBytes', options.cacheBytes, MIN_CACHE_PAGES * this.pageBytes, MAX_CACHE_BYTES, DEFAULT_CACHE_BYTES)
     const pages = this.parameters.shards * this.pagesPerShard
-    this.cache = new PageCache(Math.min(pages, Math.max(MIN_CACHE_PAGES, Math.floor(cacheBytes / this.pageBytes))), pages)
+    this.cache = new PageCache(Math.min(pages, Math.max(MIN_CACHE_PAGES, Math.floor(cacheBytes / this.pageBytes))), pages, this.pageBytes)
   }
 
   /** Bytes of bits the page cache may hold. */
@@ -364,50 +365,67 @@ export class LevelBitStore implements BitStore<false> {
    * it sorts the positions by page and works through the pages a cacheful at a time.
    */
   private async apply(batch: PositionBatch, out: Uint8Array, set: boolean): Promise<number> {
+    if (!this.allHeld(batch) && !(await this.loadForBatch(batch))) return this.applySorted(batch, out, set)
+    return set ? this.setInOrder(batch, out) : this.testInOrder(batch, out)
+  }
+
+  /** Whether every page the batch touches is in the cache (the common case once a filter is warm). */
+  private allHeld(batch: PositionBatch): boolean {
     const { size, hashes, shards, positions } = batch
-    const entries = size * hashes
-    if (this.ids.length < entries) this.ids = new Int32Array(entries)
-    const { ids, cache, pagesPerShard, pageShift } = this
+    const { pagesPerShard, pageShift } = this
+    const slotOf = this.cache.slotOf
+    for (let i = 0, e = 0; i < size; i++) {
+      const base = shards[i] * pagesPerShard
+      for (const end = e + hashes; e < end; e++) {
+        if (slotOf[base + (positions[e] >>> pageShift)] < 0) return false
+      }
+    }
+    return true
+  }
+
+  /**
+   * Pins the held pages the batch needs and loads the missing ones, if they all fit in the cache
+   * at once; returns false (loading nothing) when they do not.
+   */
+  private async loadForBatch(batch: PositionBatch): Promise<boolean> {
+    const { size, hashes, shards, positions } = batch
+    const { cache, pagesPerShard, pageShift } = this
     const slotOf = cache.slotOf
     cache.beginStep()
     let held = 0
-    let missing: Set<number> | undefined
+    const missing = new Set<number>()
     for (let i = 0, e = 0; i < size; i++) {
       const base = shards[i] * pagesPerShard
       for (const end = e + hashes; e < end; e++) {
         const page = base + (positions[e] >>> pageShift)
-        ids[e] = page
         const slot = slotOf[page]
-        if (slot >= 0) {
-          if (cache.pin(slot)) held++
-        } else {
-          missing ??= new Set()
-          missing.add(page)
-        }
+        if (slot < 0) missing.add(page)
+        else if (cache.pin(slot)) held++
       }
     }
-    if (held + (missing?.size ?? 0) > cache.capacity) return this.applySorted(batch, out, set)
-    if (missing !== undefined) await this.load([...missing])
-    return set ? this.setInOrder(batch, out) : this.testInOrder(batch, out)
+    if (held + missing.size > cache.capacity) return false
+    await this.load([...missing])
+    return true
   }
 
   private setInOrder(batch: PositionBatch, out: Uint8Array): number {
     const { size, hashes, shards, positions } = batch
-    const { ids, cache, counts } = this
-    const { slotOf, bytes } = cache
-    const byteMask = this.pageBytes - 1
+    const { cache, counts, pagesPerShard, pageShift, pageBytes } = this
+    const { slotOf, arena, referenced } = cache
+    const byteMask = pageBytes - 1
     let added = 0
     for (let i = 0, e = 0; i < size; i++) {
+      const base = shards[i] * pagesPerShard
       let fresh = 0
       for (const end = e + hashes; e < end; e++) {
-        const slot = slotOf[ids[e]]
-        const page = bytes[slot]
         const position = positions[e]
-        const index = (position >>> 3) & byteMask
+        const slot = slotOf[base + (position >>> pageShift)]
+        referenced[slot] = 1
+        const index = slot * pageBytes + ((position >>> 3) & byteMask)
         const mask = 0x80 >>> (position & 7)
-        const old = page[index]
+        const old = arena[index]
         if ((old & mask) === 0) {
-          page[index] = old | mask
+          arena[index] = old | mask
           cache.markDirty(slot)
           fresh = 1
           if (counts !== undefined) counts[shards[i]]++
@@ -420,15 +438,18 @@ export class LevelBitStore implements BitStore<false> {
   }
 
   private testInOrder(batch: PositionBatch, out: Uint8Array): number {
-    const { size, hashes, positions } = batch
-    const { slotOf, bytes } = this.cache
-    const ids = this.ids
-    const byteMask = this.pageBytes - 1
+    const { size, hashes, shards, positions } = batch
+    const { slotOf, arena, referenced } = this.cache
+    const { pagesPerShard, pageShift, pageBytes } = this
+    const byteMask = pageBytes - 1
     for (let i = 0, e = 0; i < size; i++) {
+      const base = shards[i] * pagesPerShard
       let found = 1
       for (const end = e + hashes; e < end; e++) {
         const position = positions[e]
-        if ((bytes[slotOf[ids[e]]][(position >>> 3) & byteMask] & (0x80 >>> (position & 7))) === 0) {
+        const slot = slotOf[base + (position >>> pageShift)]
+        referenced[slot] = 1
+        if ((arena[slot * pageBytes + ((position >>> 3) & byteMask)] & (0x80 >>> (position & 7))) === 0) {
           found = 0
           e = end
           break
@@ -449,11 +470,15 @@ export class LevelBitStore implements BitStore<false> {
     if (entries > ENTRY_SPAN) throw new RangeError(`a batch may hold at most ${ENTRY_SPAN} positions; got ${entries}`)
     if (this.sortKeys.length < entries) this.sortKeys = new Float64Array(entries)
     const keys = this.sortKeys.subarray(0, entries)
-    for (let e = 0; e < entries; e++) keys[e] = this.ids[e] * ENTRY_SPAN + e
+    for (let i = 0, e = 0; i < size; i++) {
+      const base = shards[i] * this.pagesPerShard
+      for (const end = e + hashes; e < end; e++) keys[e] = (base + (positions[e] >>> this.pageShift)) * ENTRY_SPAN + e
+    }
     keys.sort()
     out.fill(set ? 0 : 1, 0, size)
-    const { cache, counts } = this
-    const byteMask = this.pageBytes - 1
+    const { cache, counts, pageBytes } = this
+    const arena = cache.arena
+    const byteMask = pageBytes - 1
     let added = 0
     for (let a = 0; a < entries; ) {
       cache.beginStep()
@@ -477,14 +502,13 @@ export class LevelBitStore implements BitStore<false> {
         const e = keys[j] - page * ENTRY_SPAN
         const i = (e / hashes) | 0
         const slot = cache.slotOf[page]
-        const bytes = cache.bytes[slot]
         const position = positions[e]
-        const index = (position >>> 3) & byteMask
+        const index = slot * pageBytes + ((position >>> 3) & byteMask)
         const mask = 0x80 >>> (position & 7)
-        const old = bytes[index]
+        const old = arena[index]
         if (set) {
           if ((old & mask) === 0) {
-            bytes[index] = old | mask
+            arena[index] = old | mask
             cache.markDirty(slot)
             if (out[i] === 0) added++
             out[i] = 1
@@ -505,11 +529,10 @@ export class LevelBitStore implements BitStore<false> {
     if (added === size) return [batch.shards.subarray(0, size), batch.positions.subarray(0, size * hashes)]
     const shards = new Uint32Array(added)
     const positions = new Uint32Array(added * hashes)
-    for (let i = 0, n = 0; i < size; i++) {
+    for (let i = 0, n = 0, p = 0; i < size; i++) {
       if (out[i] === 0) continue
-      shards[n] = batch.shards[i]
-      positions.set(batch.positions.subarray(i * hashes, (i + 1) * hashes), n * hashes)
-      n++
+      shards[n++] = batch.shards[i]
+      for (let from = i * hashes, end = from + hashes; from < end; from++) positions[p++] = batch.positions[from]
     }
     return [shards, positions]
   }
@@ -520,7 +543,7 @@ export class LevelBitStore implements BitStore<false> {
     const victims = cache.chooseVictims(pages.length)
     const writes: { type: 'put'; key: string; value: Uint8Array }[] = []
     for (const slot of victims) {
-      if (cache.dirty[slot] === 1) writes.push({ type: 'put', key: this.keyOf(cache.pageOf[slot]), value: encodePage(cache.bytes[slot]) })
+      if (cache.dirty[slot] === 1) writes.push({ type: 'put', key: this.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })
     }
     const [values] = await Promise.all([
       this.db.getMany(pages.map((page) => this.keyOf(page))),
@@ -533,8 +556,8 @@ export class LevelBitStore implements BitStore<false> {
       const shard = Math.floor(page / this.pagesPerShard)
       const index = page - shard * this.pagesPerShard
       const length = this.pageLength(index)
-      const bytes = value === undefined ? new Uint8Array(length) : decodePage(this.location, shard, index, length, value)
-      cache.install(victims[j], page, bytes)
+      const bytes = value === undefined ? undefined : decodePage(this.location, shard, index, length, value)
+      cache.install(victims[j], page, length, bytes)
     }
   }
 
@@ -565,7 +588,7 @@ export class LevelBitStore implements BitStore<false> {
         const pageStart = index * this.pageBytes
         const from = Math.max(offset, pageStart)
         const to = Math.min(offset + length, pageStart + this.pageBytes)
-        visit(cache.bytes[slot], from - pageStart, from - offset, to - from, slot)
+        visit(cache.view(slot), from - pageStart, from - offset, to - from, slot)
       }
     }
   }
@@ -592,7 +615,7 @@ export class LevelBitStore implements BitStore<false> {
     }
     for (let slot = 0; slot < cache.capacity && cache.dirtyCount > 0; slot++) {
       if (cache.dirty[slot] === 0) continue
-      ops.push({ type: 'put', key: this.keyOf(cache.pageOf[slot]), value: encodePage(cache.bytes[slot]) })
+      ops.push({ type: 'put', key: this.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })
       written.push(slot)
       bytes += this.pageBytes
       if (bytes >= WRITE_BATCH_BYTES) await flush()
@@ -635,7 +658,7 @@ export class LevelBitStore implements BitStore<false> {
     const { cache } = this
     for (let slot = 0; slot < cache.capacity; slot++) {
       const page = cache.pageOf[slot]
-      if (page >= 0) counts[Math.floor(page / this.pagesPerShard)] += popcount(cache.bytes[slot])
+      if (page >= 0) counts[Math.floor(page / this.pagesPerShard)] += popcount(cache.view(slot))
     }
     for await (const [key, value] of this.db.iterator(PAGE_RANGE)) {
       const { shard, page } = parsePageKey(key)
@@ -659,8 +682,8 @@ export class LevelBitStore implements BitStore<false> {
 function checkStoreOptions(options: LevelStoreOptions): void {
   if (options === null || typeof options !== 'object') throw new BloomError('BLOOM_INVALID_PARAMETER', `options must be an object; got ${String(options)}`)
   checkSync(options.sync)
-  checkOption('cacheBytes', options.cacheBytes, 1, DEFAULT_CACHE_BYTES)
-  checkOption('checkpointBytes', options.checkpointBytes, 65_536, DEFAULT_CHECKPOINT_BYTES)
+  checkOption('cacheBytes', options.cacheBytes, 1, MAX_CACHE_BYTES, DEFAULT_CACHE_BYTES)
+  checkOption('checkpointBytes', options.checkpointBytes, 65_536, Number.MAX_SAFE_INTEGER, DEFAULT_CHECKPOINT_BYTES)
 }
 
 function checkPageTable(parameters: FilterParameters, pageBytes: number): void {

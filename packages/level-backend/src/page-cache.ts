@@ -1,7 +1,11 @@
 /**
- * A fixed number of page slots with CLOCK replacement (a "recently used" bit per slot, cheaper than
+ * A fixed number of page slots in one arena with CLOCK replacement (a "recently used" bit per slot, cheaper than
  * LRU's reordering on every hit). Pages needed by the current step are pinned so they stay while
  * the step loads the rest. Pure bookkeeping: the store does the I/O.
+ *
+ * The slots are consecutive `pageBytes` runs of one `Uint8Array`, so the hot loops index a single
+ * array (as the memory backend does) instead of reaching through a per-page object, and loading a
+ * page allocates nothing that lives on.
  */
 export class PageCache {
   /** Slots, i.e. the most pages held at once. */
@@ -10,22 +14,28 @@ export class PageCache {
   readonly slotOf: Int32Array
   /** Slot → page number, or −1 for a free slot. */
   readonly pageOf: Int32Array
-  /** Slot → the page's bytes. */
-  readonly bytes: Uint8Array[]
+  /** Every slot's bytes: slot `s` is `arena[s · pageBytes …]`. */
+  readonly arena: Uint8Array
+  /** Slot → bytes of its page (the last page of a shard may be short). */
+  readonly length: Int32Array
+  readonly pageBytes: number
   /** Slot → 1 when the page differs from what is stored. */
   readonly dirty: Uint8Array
   /** Pages marked dirty and not yet written. */
   dirtyCount = 0
-  private readonly referenced: Uint8Array
+  /** Slot → 1 when used since CLOCK's hand last passed; set by hits on the hot path. */
+  readonly referenced: Uint8Array
   private readonly pinned: Uint32Array
   private epoch = 1
   private hand = 0
 
-  constructor(capacity: number, pages: number) {
+  constructor(capacity: number, pages: number, pageBytes: number) {
     this.capacity = capacity
+    this.pageBytes = pageBytes
     this.slotOf = new Int32Array(pages).fill(-1)
     this.pageOf = new Int32Array(capacity).fill(-1)
-    this.bytes = new Array<Uint8Array>(capacity)
+    this.arena = new Uint8Array(capacity * pageBytes)
+    this.length = new Int32Array(capacity)
     this.dirty = new Uint8Array(capacity)
     this.referenced = new Uint8Array(capacity)
     this.pinned = new Uint32Array(capacity)
@@ -83,14 +93,26 @@ export class PageCache {
     return victims
   }
 
-  /** Puts `page` into `slot`, dropping what was there (which must be clean by now). */
-  install(slot: number, page: number, bytes: Uint8Array): void {
+  /** A slot's page bytes (a view into the arena). */
+  view(slot: number): Uint8Array {
+    const start = slot * this.pageBytes
+    return this.arena.subarray(start, start + this.length[slot])
+  }
+
+  /**
+   * Puts `page` into `slot`, dropping what was there (which must be clean by now): a copy of
+   * `bytes`, or `length` zero bytes for a page never written.
+   */
+  install(slot: number, page: number, length: number, bytes: Uint8Array | undefined): void {
     const old = this.pageOf[slot]
     if (old >= 0) this.slotOf[old] = -1
     this.markClean(slot)
     this.pageOf[slot] = page
     this.slotOf[page] = slot
-    this.bytes[slot] = bytes
+    this.length[slot] = length
+    const start = slot * this.pageBytes
+    if (bytes === undefined) this.arena.fill(0, start, start + length)
+    else this.arena.set(bytes, start)
     this.referenced[slot] = 1
   }
 
@@ -98,7 +120,6 @@ export class PageCache {
   reset(): void {
     this.slotOf.fill(-1)
     this.pageOf.fill(-1)
-    this.bytes.fill(undefined as unknown as Uint8Array)
     this.dirty.fill(0)
     this.dirtyCount = 0
     this.referenced.fill(0)
