@@ -1,0 +1,61 @@
+import { afterAll, expect, test } from 'vitest'
+import { BloomError } from '@bloomkit/core'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+async function errorOf(promise: Promise<unknown>): Promise<BloomError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e)
+  expect(error).toBeInstanceOf(BloomError)
+  return error as BloomError
+}
+
+test.each([
+  ['standalone', redis],
+  ['Cluster', cluster],
+] as const)('a deleted shard raises BLOOM_DATA_LOST on has, hasMany, add and estimateCount, never "absent" (%s)', async (_, client) => {
+  const filter = await RedisBloomFilter.create(client, uniqueName('lost'), { capacity: 10_000, errorRate: 0.01, shards: 4 })
+  const keys = Array.from({ length: 2000 }, (_, i) => `k:${i}`)
+  await filter.addMany(keys)
+  const lostShard = 2
+  await client.del(filter.bitStore.layout.shard(lostShard))
+  // Every call that touches the lost shard fails; a call that does not still answers.
+  const lost = (await errorOf(filter.hasMany(keys)))
+  expect(lost.code).toBe('BLOOM_DATA_LOST')
+  expect(lost.message).toMatch(/rebuild/)
+  const answers = await Promise.allSettled(keys.slice(0, 200).map((key) => filter.has(key)))
+  expect(answers.every((a) => a.status === 'rejected' || a.value === true)).toBe(true)
+  expect((await errorOf(filter.add('new key'.repeat(3)).then(() => filter.addMany(keys)))).code).toBe('BLOOM_DATA_LOST')
+  expect((await errorOf(filter.estimateCount())).code).toBe('BLOOM_DATA_LOST')
+  expect((await errorOf(filter.export())).code).toBe('BLOOM_DATA_LOST')
+  // The failed add re-created the key without a marker; that debris was removed again.
+  expect(await client.exists(filter.bitStore.layout.shard(lostShard))).toBe(0)
+  // The documented way out: rebuild from the source of truth.
+  await filter.rebuild(keys)
+  expect((await filter.hasMany(keys)).every(Boolean)).toBe(true)
+  await filter.destroy()
+})
+
+test('a shard overwritten by another filter of the same name (a stale instance) raises BLOOM_DATA_LOST', async () => {
+  const name = uniqueName('stale')
+  const old = await RedisBloomFilter.create(redis, name, { capacity: 1000, errorRate: 0.01, shards: 1 })
+  await old.add('a')
+  await RedisBloomFilter.destroy(redis, name)
+  const fresh = await RedisBloomFilter.create(redis, name, { capacity: 1000, errorRate: 0.01, shards: 1 })
+  expect(fresh.epoch).not.toBe(old.epoch)
+  expect((await errorOf(old.has('a'))).code).toBe('BLOOM_DATA_LOST')
+  expect(await fresh.has('a')).toBe(false)
+  await fresh.destroy()
+})
+
+test('a shard key truncated by hand (marker gone) raises BLOOM_DATA_LOST', async () => {
+  const filter = await RedisBloomFilter.create(redis, uniqueName('truncated'), { capacity: 1000, errorRate: 0.01, shards: 1 })
+  await redis.set(filter.bitStore.layout.shard(0), 'x')
+  expect((await errorOf(filter.has('a'))).code).toBe('BLOOM_DATA_LOST')
+  expect((await errorOf(filter.bitStore.readShard(0, 0, 8))).code).toBe("BLOOM_DATA_LOST")
+})
