@@ -46,7 +46,7 @@ export function freePort(): Promise<number> {
 
 // The wrapper kills redis-server when its stdin closes, i.e. when the Node process that started
 // it exits for any reason (even SIGKILL), so a killed test runner leaves no server behind.
-const WRAPPER = 'exec 3<&0; redis-server "$@" & pid=$!; echo "wrapper-pid $pid"; (cat <&3 >/dev/null; kill $pid 2>/dev/null) & wait $pid'
+const WRAPPER = 'exec 3<&0; redis-server "$@" & pid=$!; echo "wrapper-pid $pid"; (cat <&3 >/dev/null; kill $pid 2>/dev/null) & wait $pid 2>/dev/null'
 
 /**
  * Starts `redis-server` on a free loopback port with nothing saved to disk, and resolves once it
