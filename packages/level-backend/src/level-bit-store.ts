@@ -65,6 +65,11 @@ const MAX_CACHE_BYTES = 2 ** 31
 const MAX_PAGES = 2 ** 24
 /** Bytes of pages per LevelDB batch when a checkpoint writes them, so one batch never holds the whole cache. */
 const WRITE_BATCH_BYTES = 4 * 2 ** 20
+/**
+ * Most bytes of pages loaded (and of dirty pages evicted) per step when a batch does not fit the
+ * cache: LevelDB hands each page over as a fresh buffer, so big steps meant big transient memory.
+ */
+const STEP_BYTES = 4 * 2 ** 20
 /** Entry indexes are packed below the page number in one double when a batch is sorted by page. */
 const ENTRY_SPAN = 2 ** 24
 
@@ -115,6 +120,8 @@ export class LevelBitStore implements BitStore<false> {
   private readonly pagesPerShard: number
   private readonly pageShift: number
   private readonly checkpointBytes: number
+  /** Pages per step when working through more pages than the cache holds. */
+  private readonly stepPages: number
   private counts: Float64Array | undefined
   private firstSeq = 0
   private nextSeq = 0
@@ -199,6 +206,7 @@ export class LevelBitStore implements BitStore<false> {
     const cacheBytes = checkOption('cacheBytes', options.cacheBytes, MIN_CACHE_PAGES * this.pageBytes, MAX_CACHE_BYTES, DEFAULT_CACHE_BYTES)
     const pages = this.parameters.shards * this.pagesPerShard
     this.cache = new PageCache(Math.min(pages, Math.max(MIN_CACHE_PAGES, Math.floor(cacheBytes / this.pageBytes))), pages, this.pageBytes)
+    this.stepPages = Math.min(this.cache.capacity, Math.max(1, STEP_BYTES / this.pageBytes))
   }
 
   /** Bytes of bits the page cache may hold. */
@@ -489,7 +497,7 @@ export class LevelBitStore implements BitStore<false> {
       for (; b < entries; b++) {
         const page = Math.floor(keys[b] / ENTRY_SPAN)
         if (page === last) continue
-        if (pages === cache.capacity) break
+        if (pages === this.stepPages) break
         pages++
         last = page
         const slot = cache.slotOf[page]
@@ -546,7 +554,8 @@ export class LevelBitStore implements BitStore<false> {
       if (cache.dirty[slot] === 1) writes.push({ type: 'put', key: this.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })
     }
     const [values] = await Promise.all([
-      this.db.getMany(pages.map((page) => this.keyOf(page))),
+      // fillCache: false, since the page cache holds what was read; LevelDB's block cache would double it.
+      this.db.getMany(pages.map((page) => this.keyOf(page)), { fillCache: false }),
       writes.length > 0 ? this.db.batch(writes, { sync: this.sync }) : undefined,
     ])
     for (const slot of victims) cache.markClean(slot)
@@ -572,8 +581,8 @@ export class LevelBitStore implements BitStore<false> {
     const first = Math.floor(offset / this.pageBytes)
     const last = Math.floor((offset + length - 1) / this.pageBytes)
     const { cache } = this
-    for (let start = first; start <= last; start += cache.capacity) {
-      const end = Math.min(last, start + cache.capacity - 1)
+    for (let start = first; start <= last; start += this.stepPages) {
+      const end = Math.min(last, start + this.stepPages - 1)
       cache.beginStep()
       const need: number[] = []
       for (let index = start; index <= end; index++) {

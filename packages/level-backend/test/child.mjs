@@ -1,0 +1,59 @@
+// A child process for the crash, lock and disk-full tests. Usage:
+//   node child.mjs <entry (built index.js)> <command> <folder> [json options]
+// Commands print one line per event on stdout, so the parent learns what resolved before it acts.
+const [entry, command, folder, json] = process.argv.slice(2)
+const { LevelBloomFilter } = await import(entry)
+const options = json ? JSON.parse(json) : {}
+
+function report(error) {
+  console.log(`error ${JSON.stringify({ code: error.code, message: error.message, cause: error.cause?.message ?? error.cause?.code })}`)
+}
+
+if (command === 'load') {
+  // Adds batches `b<i>:<j>` forever; "added <i>" is printed only after addMany(batch i) resolved.
+  const filter = await LevelBloomFilter.create(folder, { capacity: 2_000_000, errorRate: 0.01, ...options })
+  console.log('ready')
+  for (let i = 0; ; i++) {
+    const keys = Array.from({ length: options.batchKeys ?? 2000 }, (_, j) => `b${i}:${j}`)
+    try {
+      await filter.addMany(keys)
+    } catch (error) {
+      report(error)
+      break
+    }
+    console.log(`added ${i}`)
+  }
+  await filter.close().catch(report)
+  console.log('closed')
+} else if (command === 'open') {
+  try {
+    const filter = await LevelBloomFilter.open(folder)
+    console.log('opened')
+    await filter.close()
+  } catch (error) {
+    report(error)
+  }
+} else if (command === 'memory') {
+  // A filter far larger than its cache: fill it, check it, report the RSS.
+  const rssBefore = process.memoryUsage().rss
+  const filter = await LevelBloomFilter.create(folder, { capacity: options.capacity, errorRate: 0.01, cacheBytes: options.cacheBytes })
+  const keys = Array.from({ length: options.keys }, (_, i) => `m:${i}`)
+  let peak = 0
+  const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20)
+  await filter.addMany(keys)
+  const found = await filter.hasMany(keys)
+  const count = await filter.estimateCount()
+  await filter.close()
+  const again = await LevelBloomFilter.open(folder, { cacheBytes: options.cacheBytes })
+  const foundAgain = await again.hasMany(keys)
+  await again.close()
+  clearInterval(sample)
+  peak = Math.max(peak, process.memoryUsage().rss)
+  console.log(`result ${JSON.stringify({
+    bits: filter.parameters.bits,
+    missing: found.filter((x) => !x).length + foundAgain.filter((x) => !x).length,
+    count,
+    rssBefore,
+    peak,
+  })}`)
+}
