@@ -37,10 +37,17 @@ export function canonicalLocation(location: string): string {
 function inspect(location: string): 'missing' | 'empty' | 'leveldb' | 'other' | 'unknown' {
   const node = nodeModules()
   if (node === undefined) return 'unknown'
-  const stat = node.fs.statSync(location, { throwIfNoEntry: false })
+  let stat: { isDirectory(): boolean } | undefined
+  let entries: string[] = []
+  try {
+    stat = node.fs.statSync(location, { throwIfNoEntry: false })
+    if (stat?.isDirectory()) entries = node.fs.readdirSync(location)
+  } catch {
+    // ENOTDIR, EACCES…: LevelDB meets the same error and reports it with its cause.
+    return 'unknown'
+  }
   if (stat === undefined) return 'missing'
   if (!stat.isDirectory()) return 'other'
-  const entries = node.fs.readdirSync(location)
   if (entries.length === 0) return 'empty'
   return entries.includes('CURRENT') ? 'leveldb' : 'other'
 }

@@ -1,0 +1,196 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import { Level } from 'level'
+import { BloomError, sizeFilter } from '@bloomkit/core'
+import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { tempFolders } from '../test/temp-folders.js'
+
+const folders = tempFolders()
+afterAll(() => folders.removeAll())
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
+
+/** Opens the folder with plain LevelDB (the filter must be closed), to look at or damage its records. */
+async function withRaw<T>(folder: string, body: (db: Level<string, Uint8Array>) => Promise<T>): Promise<T> {
+  const db = new Level<string, Uint8Array>(folder, { valueEncoding: 'view' })
+  await db.open()
+  try {
+    return await body(db)
+  } finally {
+    await db.close()
+  }
+}
+
+describe('create and open', () => {
+  test('open reads the parameters from the folder; keys added before close are there', async () => {
+    const folder = folders.path()
+    const filter = await LevelBloomFilter.create(folder, { capacity: 10_000, errorRate: 0.01, seed: 7, shards: 3 })
+    expect(filter.parameters).toEqual(sizeFilter({ capacity: 10_000, errorRate: 0.01, seed: 7, shards: 3 }))
+    expect(await filter.addMany(keys('a', 5000))).toEqual(Array(5000).fill(true))
+    await filter.close()
+    const again = await LevelBloomFilter.open(folder)
+    expect(again.parameters).toEqual(filter.parameters)
+    expect((await again.hasMany(keys('a', 5000))).every(Boolean)).toBe(true)
+    expect(await again.has('absent')).toBe(false)
+    expect(Math.abs((await again.estimateCount()) - 5000)).toBeLessThan(100)
+    await again.close()
+  })
+
+  test('create on a folder holding a filter with other parameters fails with BLOOM_INCOMPATIBLE and leaves it intact', async () => {
+    const folder = folders.path()
+    const filter = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })
+    await filter.add('kept')
+    await filter.close()
+    const error = await LevelBloomFilter.create(folder, { capacity: 2000, errorRate: 0.01 }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(BloomError)
+    expect(error).toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringContaining(folder) })
+    const same = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })
+    expect(await same.has('kept')).toBe(true)
+    await same.close()
+  })
+
+  test('open of a missing folder fails with BLOOM_NOT_FOUND and creates nothing', async () => {
+    const folder = folders.path('missing')
+    await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND', message: expect.stringContaining(folder) })
+    await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
+  })
+
+  test('a LevelDB folder of another application is BLOOM_CORRUPT_STORE for open and create, and is left alone', async () => {
+    const folder = folders.path()
+    await withRaw(folder, (db) => db.put('user:1', Uint8Array.of(1)))
+    await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE', message: expect.stringContaining('not a bloomkit filter') })
+    await expect(LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.1 })).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE' })
+    const left = await withRaw(folder, async (db) => (await db.keys().all()))
+    expect(left).toEqual(['user:1'])
+  })
+
+  test('a folder of other files is BLOOM_CORRUPT_STORE; LevelDB never writes into it', async () => {
+    const folder = folders.make()
+    writeFileSync(join(folder, 'notes.txt'), 'hello')
+    await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE' })
+    await expect(LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.1 })).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE' })
+    expect(execFileSync('ls', [folder]).toString().trim()).toBe('notes.txt')
+  })
+
+  test('a location that cannot be a folder fails with BLOOM_STORE_UNAVAILABLE carrying the I/O error', async () => {
+    const parent = folders.make()
+    writeFileSync(join(parent, 'file'), 'x')
+    const error = await LevelBloomFilter.create(join(parent, 'file', 'filter'), { capacity: 100, errorRate: 0.1 }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'BLOOM_STORE_UNAVAILABLE' })
+    expect((error as BloomError).cause).toBeDefined()
+  })
+
+  test('bad options name the option and its range', async () => {
+    const folder = folders.path()
+    await expect(LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.1, pageBytes: 1000 })).rejects.toMatchObject({
+      code: 'BLOOM_INVALID_PARAMETER',
+      message: expect.stringMatching(/pageBytes must be a power of two from 1024 to 1048576/),
+    })
+    await expect(LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.1, cacheBytes: -1 })).rejects.toMatchObject({ message: expect.stringContaining('cacheBytes') })
+    await expect(LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.1, sync: 'yes' as never })).rejects.toMatchObject({ message: expect.stringContaining('sync') })
+    await expect(LevelBloomFilter.create(folder, { capacity: 0, errorRate: 0.1 })).rejects.toMatchObject({ code: 'BLOOM_INVALID_PARAMETER' })
+    expect(execFileSync('ls', [join(folder, '..')]).toString().trim()).toBe('')
+  })
+
+  test('a closed filter rejects with BLOOM_CLOSED; close is idempotent', async () => {
+    const filter = await LevelBloomFilter.create(folders.path(), { capacity: 100, errorRate: 0.1 })
+    await filter.close()
+    await filter.close()
+    await expect(filter.add('x')).rejects.toMatchObject({ code: 'BLOOM_CLOSED' })
+    await expect(filter.hasMany(['x'])).rejects.toMatchObject({ code: 'BLOOM_CLOSED' })
+    await expect(filter.flush()).rejects.toMatchObject({ code: 'BLOOM_CLOSED' })
+  })
+})
+
+describe('layout', () => {
+  test('untouched pages are never written: a fresh 1 GiB filter with 10 keys takes under 1 % of that on disk', async () => {
+    const folder = folders.path()
+    const filter = await LevelBloomFilter.create(folder, { capacity: 900_000_000, errorRate: 0.01 })
+    expect(filter.parameters.bits / 8).toBeGreaterThan(2 ** 30)
+    await filter.addMany(keys('few', 10))
+    await filter.close()
+    const kib = Number(execFileSync('du', ['-sk', folder]).toString().split('\t')[0])
+    console.log(`fresh ${(filter.parameters.bits / 8 / 2 ** 30).toFixed(2)} GiB filter with 10 keys: ${kib} KiB on disk`)
+    const pages = await withRaw(folder, async (db) => (await db.keys({ gte: 'p', lt: 'q' }).all()).length)
+    expect(pages).toBeGreaterThan(0)
+    expect(pages).toBeLessThanOrEqual(10 * filter.parameters.hashes)
+    // The touched pages (64 KiB each, in LevelDB's log until it compacts them) and little else.
+    expect(kib * 1024).toBeLessThan(pages * 65_536 * 1.2 + 2 ** 20)
+    expect(kib * 1024).toBeLessThan(filter.parameters.bits / 8 / 100)
+  })
+
+  test('a page that fails its checksum is BLOOM_CORRUPT_STORE naming the page, never a false "absent"', async () => {
+    const folder = folders.path()
+    const filter = await LevelBloomFilter.create(folder, { capacity: 10_000, errorRate: 0.01, pageBytes: 1024 })
+    await filter.addMany(keys('k', 1000))
+    await filter.close()
+    const damaged = await withRaw(folder, async (db) => {
+      const [key, value] = (await db.iterator({ gte: 'p', lt: 'q', limit: 1 }).all())[0]
+      const copy = Uint8Array.from(value)
+      copy[10] ^= 0x40
+      await db.put(key, copy)
+      return key
+    })
+    const again = await LevelBloomFilter.open(folder)
+    const error = await again.hasMany(keys('k', 1000)).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'BLOOM_CORRUPT_STORE', message: expect.stringMatching(/page \d+ of shard \d+ fails its CRC-32 check/) })
+    expect(damaged).toMatch(/^p/)
+    await expect(again.estimateCount()).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE' })
+    await again.close()
+  })
+
+  test('metadata that fails its checksum, or is not ours, is BLOOM_CORRUPT_STORE', async () => {
+    const folder = folders.path()
+    await (await LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.01 })).close()
+    await withRaw(folder, async (db) => {
+      const meta = Uint8Array.from((await db.get('meta'))!)
+      meta[12] ^= 1
+      await db.put('meta', meta)
+    })
+    await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE', message: expect.stringContaining('metadata record fails its CRC-32') })
+    await withRaw(folder, (db) => db.put('meta', new TextEncoder().encode('{"hello":1}')))
+    await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE', message: expect.stringContaining('not a bloomkit filter') })
+  })
+
+  test('a resolved addMany is in the log before any page is written; open replays it', async () => {
+    const folder = folders.path()
+    const filter = await LevelBloomFilter.create(folder, { capacity: 10_000, errorRate: 0.01 })
+    await filter.addMany(keys('logged', 3000))
+    // Look at the folder while the filter is open would break LevelDB's lock; instead compare with a copy.
+    const copy = folders.path('copy')
+    mkdirSync(copy)
+    execFileSync('cp', ['-r', `${folder}/.`, copy])
+    await filter.close()
+    await withRaw(copy, async (db) => {
+      expect((await db.keys({ gte: 'l', lt: 'm' }).all()).length).toBe(1)
+      expect((await db.keys({ gte: 'p', lt: 'q' }).all()).length).toBe(0)
+    })
+    const replayed = await LevelBloomFilter.open(copy)
+    expect((await replayed.hasMany(keys('logged', 3000))).every(Boolean)).toBe(true)
+    await replayed.close()
+    await withRaw(copy, async (db) => expect((await db.keys({ gte: 'l', lt: 'm' }).all()).length).toBe(0))
+  })
+})
+
+describe('concurrency', () => {
+  test('concurrent addMany calls lose no bit: the bits equal those of the same keys added one call at a time', async () => {
+    // A small cache of small pages, so calls interleave across page loads and evictions.
+    const options = { capacity: 50_000, errorRate: 0.01, pageBytes: 1024, cacheBytes: 8192 }
+    const together = await LevelBloomFilter.create(folders.path(), options)
+    const apart = await LevelBloomFilter.create(folders.path(), options)
+    const groups = Array.from({ length: 12 }, (_, g) => keys(`g${g}`, 2500))
+    await Promise.all(groups.map((group) => together.addMany(group)))
+    for (const group of groups) await apart.addMany(group)
+    expect((await together.hasMany(groups.flat())).every(Boolean)).toBe(true)
+    const bytesOf = async (filter: LevelBloomFilter) => {
+      const parts: Uint8Array[] = []
+      for await (const chunk of filter.exportChunks()) parts.push(Uint8Array.from(chunk))
+      return Buffer.concat(parts)
+    }
+    expect((await bytesOf(together)).equals(await bytesOf(apart))).toBe(true)
+    await together.close()
+    await apart.close()
+  })
+})
