@@ -1,0 +1,65 @@
+import { afterAll, expect, test } from 'vitest'
+import { LevelBloomFilter } from '@bloomkit/level-backend'
+
+// browser-level keeps each location in an IndexedDB database named with this prefix.
+const PREFIX = 'level-js-'
+const names: string[] = []
+const nameOf = (what: string) => {
+  const name = `bloomkit-${what}-${Date.now()}-${Math.random().toString(36).slice(2)}`
+  names.push(name)
+  return name
+}
+
+afterAll(async () => {
+  for (const name of names) {
+    await new Promise((resolve) => {
+      const request = indexedDB.deleteDatabase(PREFIX + name)
+      request.onsuccess = request.onerror = request.onblocked = resolve
+    })
+  }
+})
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
+
+test('runs in a browser: level resolves to IndexedDB, not to the Node build', () => {
+  expect(typeof indexedDB).toBe('object')
+  expect(typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node).not.toBe('string')
+})
+
+test('creates, fills, reopens and queries a filter in IndexedDB, with a cache smaller than the filter', async () => {
+  const name = nameOf('fill')
+  // 4 KiB pages and a 16 KiB cache against a ~24 KiB filter: pages move to and from IndexedDB.
+  const options = { capacity: 20_000, errorRate: 0.01, pageBytes: 4096, cacheBytes: 16_384 }
+  const filter = await LevelBloomFilter.create(name, options)
+  expect(filter.parameters.bits / 8).toBeGreaterThan(options.cacheBytes)
+  const added = await filter.addMany(keys('in', 20_000))
+  expect(added.filter(Boolean).length).toBeGreaterThan(19_500)
+  const snapshot = await filter.export()
+  await filter.close()
+
+  const again = await LevelBloomFilter.open(name, { cacheBytes: 16_384 })
+  expect(again.parameters).toEqual(filter.parameters)
+  expect((await again.hasMany(keys('in', 20_000))).every(Boolean)).toBe(true)
+  const probes = await again.hasMany(keys('out', 20_000))
+  const rate = probes.filter(Boolean).length / probes.length
+  expect(rate).toBeLessThan(0.02)
+  expect(Math.abs((await again.estimateCount()) - 20_000)).toBeLessThan(400)
+  const reread = await again.export()
+  expect(reread.length).toBe(snapshot.length)
+  expect(reread.every((byte, i) => byte === snapshot[i])).toBe(true)
+  await again.close()
+})
+
+test('in the browser too: a missing name is BLOOM_NOT_FOUND, another filter is BLOOM_INCOMPATIBLE, a bad snapshot yields nothing', async () => {
+  await expect(LevelBloomFilter.open(nameOf('missing'))).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
+  const name = nameOf('other')
+  const filter = await LevelBloomFilter.create(name, { capacity: 1000, errorRate: 0.01 })
+  const snapshot = await filter.export()
+  await filter.close()
+  await expect(LevelBloomFilter.create(name, { capacity: 5000, errorRate: 0.01 })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE' })
+  const bad = snapshot.slice()
+  bad[50] ^= 1
+  const target = nameOf('bad-import')
+  await expect(LevelBloomFilter.import(target, bad)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_SNAPSHOT' })
+  await expect(LevelBloomFilter.open(target)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
+})
