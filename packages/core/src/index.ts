@@ -2,7 +2,7 @@ export { BloomFilter } from './bloom-filter.js'
 export type { BitStore, BitStoreCapabilities, Outcome } from './bit-store.js'
 export { crc32 } from './crc32.js'
 export { BloomError, type BloomErrorCode } from './errors.js'
-export { createKeyHasher, KeyHasher, LANE_B_SEED_XOR, loadWasmHasher, WASM_MIN_LENGTH, type BloomKey } from './key-hasher.js'
+export { createKeyHasher, KeyHasher, LANE_B_SEED_XOR, loadWasmHasher, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH, wasmHashingSafe, type BloomKey } from './key-hasher.js'
 export {
   assertSameParameters,
   checkParameters,

@@ -9,21 +9,35 @@ export type BloomKey = string | Uint8Array
 export const LANE_B_SEED_XOR = 0x9e3779b9
 
 /**
- * Keys at least this long go to xxhash-wasm when it is available: below it the pure-JS pass wins
- * (no encoding, no boundary crossing), above it WebAssembly's speed per byte wins.
- * Measured by `benchmarks` ("hashing by key length").
+ * String keys at least this long (in UTF-16 units) go to xxhash-wasm when it is available: below
+ * it the pure-JS pass wins (no encoding, no boundary crossing), above it WebAssembly's speed per
+ * byte wins. Measured by the benchmark's "hashing" suite (a tie at 64 chars, wasm 1.4× at 128).
  */
-export const WASM_MIN_LENGTH = 128
+export const WASM_MIN_STRING_LENGTH = 96
+
+/** The same crossover for Uint8Array keys, which reach WebAssembly without encoding (wasm wins from 32 bytes). */
+export const WASM_MIN_BYTE_LENGTH = 32
 
 let wasm: Promise<XXHashAPI | undefined> | undefined
 
 /**
- * Compiles xxhash-wasm once per process. Where WebAssembly is missing or forbidden (a page CSP
- * without 'wasm-unsafe-eval', `node --jitless`), resolves to undefined and every key takes the
- * pure-JS path, which gives the same hashes.
+ * Whether this runtime may call xxhash-wasm from the hot path. Not in Node before 22 (V8 11):
+ * TurboFan's inlining of JS→Wasm calls there crashed the process (SIGSEGV) in our test runs, and
+ * the crash went away with `--no-turbo-inline-js-wasm-calls`. There the pure-JS pass, which gives
+ * the same hashes, serves every key. Browsers, Deno, Bun and newer Node use WebAssembly.
+ */
+export function wasmHashingSafe(): boolean {
+  const v8 = (globalThis as { process?: { versions?: { v8?: string } } }).process?.versions?.v8
+  return v8 === undefined || Number(v8.split('.')[0]) >= 12
+}
+
+/**
+ * Compiles xxhash-wasm once per process. Resolves to undefined, so that every key takes the pure-JS
+ * path (same hashes), where WebAssembly is missing or forbidden (a page CSP without
+ * 'wasm-unsafe-eval', `node --jitless`) or not safe to call (see {@link wasmHashingSafe}).
  */
 export function loadWasmHasher(): Promise<XXHashAPI | undefined> {
-  wasm ??= xxhash().catch(() => undefined)
+  wasm ??= wasmHashingSafe() ? xxhash().catch(() => undefined) : Promise.resolve(undefined)
   return wasm
 }
 
@@ -53,14 +67,14 @@ export class KeyHasher implements HashPair {
   /** Sets `a` and `b` for `key`. Throws `BLOOM_INVALID_KEY` for anything but a string or Uint8Array. */
   hash(key: BloomKey): void {
     if (typeof key === 'string') {
-      if (key.length < WASM_MIN_LENGTH || this.wasm === undefined) {
+      if (key.length < WASM_MIN_STRING_LENGTH || this.wasm === undefined) {
         if (!xxh32PairAscii(key, this.seedA, this.seedB, this)) this.hashEncoded(key)
       } else {
         this.a = this.wasm.h32(key, this.seedA)
         this.b = this.wasm.h32(key, this.seedB)
       }
     } else if (key instanceof Uint8Array) {
-      if (key.length < WASM_MIN_LENGTH || this.wasm === undefined) {
+      if (key.length < WASM_MIN_BYTE_LENGTH || this.wasm === undefined) {
         xxh32PairBytes(key, key.length, this.seedA, this.seedB, this)
       } else {
         this.a = this.wasm.h32Raw(key, this.seedA)

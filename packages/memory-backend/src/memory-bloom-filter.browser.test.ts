@@ -13,10 +13,13 @@ describe('MemoryBloomFilter in Chromium', () => {
   })
 
   test('answers exactly as in Node: hashes, add/has answers, estimate and snapshot bytes', async () => {
-    const browser = await fingerprint()
-    expect(node.usesWasm).toBe(true)
-    expect(violations(browser)).toEqual([])
-    expect(browser).toEqual(node)
+    // Here long keys go through xxhash-wasm; in Node 20 through the pure-JS pass (see core's
+    // wasmHashingSafe), so this also holds the two paths to the same answers.
+    const { usesWasm, ...browser } = await fingerprint()
+    const { usesWasm: nodeUsesWasm, ...inNode } = node
+    expect([usesWasm, typeof nodeUsesWasm]).toEqual([true, 'boolean'])
+    expect(violations({ usesWasm, ...browser })).toEqual([])
+    expect(browser).toEqual(inNode)
   })
 
   test('imports the snapshot exported in Node and answers as the Node filter did', async () => {

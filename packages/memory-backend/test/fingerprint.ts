@@ -4,7 +4,7 @@
  * WebAssembly) can be compared value for value. Every runtime computes its own fingerprint with
  * the same code; nothing is copied by hand.
  */
-import { createKeyHasher, sizeFilter, WASM_MIN_LENGTH, type BloomKey, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, sizeFilter, WASM_MIN_STRING_LENGTH, type BloomKey, type SizingOptions } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 
 /** The filters every runtime builds: one shard and seed 0, and many shards with a non-zero seed. */
@@ -64,7 +64,7 @@ function bytesKey(length: number, seed: number): Uint8Array {
 }
 
 /** Lengths either side of the pure-JS / xxhash-wasm split, and far above it. */
-const LONG_LENGTHS = [WASM_MIN_LENGTH - 1, WASM_MIN_LENGTH, WASM_MIN_LENGTH + 1, 200, 1_000, 4_096]
+const LONG_LENGTHS = [WASM_MIN_STRING_LENGTH - 1, WASM_MIN_STRING_LENGTH, WASM_MIN_STRING_LENGTH + 1, 200, 1_000, 4_096]
 
 /** Keys that are added: ASCII, unicode (astral, lone surrogates), empty, long, binary (incl. offset views). */
 export function memberKeys(): BloomKey[] {
@@ -75,7 +75,7 @@ export function memberKeys(): BloomKey[] {
   keys.push('\ud800', '\udfff', 'x\ud83d', '\ude00y', '\ud83d\ud83d', '\ufffd')
   for (const length of LONG_LENGTHS) keys.push(asciiKey(length, length))
   // Non-ASCII keys whose UTF-16 length sits either side of the split, and long ones.
-  keys.push('ü'.repeat(64), 'ü'.repeat(WASM_MIN_LENGTH), '😀'.repeat(64), '日'.repeat(300), `${'a'.repeat(200)}\ud800`, `\udc00${asciiKey(300, 7)}`)
+  keys.push('ü'.repeat(64), 'ü'.repeat(WASM_MIN_STRING_LENGTH), '😀'.repeat(64), '日'.repeat(300), `${'a'.repeat(200)}\ud800`, `\udc00${asciiKey(300, 7)}`)
   keys.push(new Uint8Array(0), Uint8Array.of(0), Uint8Array.from({ length: 256 }, (_, i) => i))
   for (const length of [15, 16, 17, ...LONG_LENGTHS]) keys.push(bytesKey(length, 1_000 + length))
   const buffer = bytesKey(1_024, 99)
@@ -93,7 +93,7 @@ export function probeKeys(): BloomKey[] {
     key[length >> 1] ^= 1
     keys.push(key)
   }
-  keys.push('ü'.repeat(WASM_MIN_LENGTH + 1), '日'.repeat(301))
+  keys.push('ü'.repeat(WASM_MIN_STRING_LENGTH + 1), '日'.repeat(301))
   return keys
 }
 
