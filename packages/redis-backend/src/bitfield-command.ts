@@ -28,6 +28,16 @@ const OP_PREFIX_BYTES = SET_U1.length
 /** The most bytes one bit operation takes: prefix, "$10\r\n", 10 digits, CRLF, value. */
 const MAX_OP_BYTES = SET_U1.length + 5 + 10 + 2 + ONE.length
 
+/** ASCII pairs "00" … "99", so digits are written two at a time. */
+const PAIRS = (() => {
+  const pairs = new Uint8Array(200)
+  for (let i = 0; i < 100; i++) {
+    pairs[2 * i] = 0x30 + Math.floor(i / 10)
+    pairs[2 * i + 1] = 0x30 + (i % 10)
+  }
+  return pairs
+})()
+
 /** Writes `value` (an unsigned 32-bit integer) as a RESP bulk string at `at`; returns the new end. */
 function writeBulkNumber(buffer: Buffer, at: number, value: number): number {
   const digits = value < 10 ? 1 : value < 100 ? 2 : value < 1e3 ? 3 : value < 1e4 ? 4 : value < 1e5 ? 5 : value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10
@@ -40,14 +50,24 @@ function writeBulkNumber(buffer: Buffer, at: number, value: number): number {
   }
   buffer[at++] = 0x0d
   buffer[at++] = 0x0a
-  let end = at + digits
-  for (let i = end - 1; i >= at; i--) {
-    buffer[i] = 0x30 + (value % 10)
-    value = Math.floor(value / 10)
+  let i = at + digits
+  while (value >= 100) {
+    const next = Math.floor(value / 100)
+    const pair = 2 * (value - next * 100)
+    buffer[--i] = PAIRS[pair + 1]
+    buffer[--i] = PAIRS[pair]
+    value = next
   }
-  buffer[end++] = 0x0d
-  buffer[end++] = 0x0a
-  return end
+  if (value >= 10) {
+    buffer[--i] = PAIRS[2 * value + 1]
+    buffer[--i] = PAIRS[2 * value]
+  } else {
+    buffer[--i] = 0x30 + value
+  }
+  const end = at + digits
+  buffer[end] = 0x0d
+  buffer[end + 1] = 0x0a
+  return end + 2
 }
 
 function writeAscii(buffer: Buffer, at: number, text: string): number {

@@ -1,0 +1,36 @@
+import { expect, test } from 'vitest'
+import { bitfieldCommand } from './bitfield-command.js'
+
+const encoded = (command: ReturnType<typeof bitfieldCommand>) => (command.toWritable(undefined as never) as Buffer).toString('latin1')
+
+test('encodes BITFIELD with the marker read first and SET u1 per position, in key order', () => {
+  const positions = Uint32Array.of(5, 6, 70, 80)
+  const command = encoded(bitfieldCommand(true, 'f:0:{a}', 1024, positions, 2, Uint32Array.of(1, 0), 0, 2))
+  expect(command).toBe(
+    '*21\r\n$8\r\nbitfield\r\n$7\r\nf:0:{a}\r\n$3\r\nGET\r\n$3\r\nu32\r\n$4\r\n1024\r\n' +
+      '$3\r\nSET\r\n$2\r\nu1\r\n$2\r\n70\r\n$1\r\n1\r\n$3\r\nSET\r\n$2\r\nu1\r\n$2\r\n80\r\n$1\r\n1\r\n' +
+      '$3\r\nSET\r\n$2\r\nu1\r\n$1\r\n5\r\n$1\r\n1\r\n$3\r\nSET\r\n$2\r\nu1\r\n$1\r\n6\r\n$1\r\n1\r\n',
+  )
+})
+
+test('encodes BITFIELD_RO with GET u1 and every digit count from 1 to 10', () => {
+  const values = [0, 7, 10, 99, 100, 999, 1000, 65_535, 100_000, 1_234_567, 99_999_999, 100_000_000, 999_999_999, 1_000_000_000, 4_294_967_295]
+  const command = encoded(bitfieldCommand(false, 'k', 8, Uint32Array.from(values), 1, Uint32Array.from(values.map((_, i) => i)), 0, values.length))
+  const parts = command.split('\r\n')
+  expect(parts[0]).toBe(`*${2 + 3 + 3 * values.length}`)
+  expect(parts[2]).toBe('bitfield_ro')
+  const written: string[] = []
+  for (let i = 0; i < parts.length; i++) {
+    if (parts[i] === 'u1') {
+      expect(parts[i + 1]).toBe(`$${parts[i + 2].length}`)
+      written.push(parts[i + 2])
+    }
+  }
+  expect(written).toEqual(values.map(String))
+})
+
+test('a range of keys (from, to) encodes only those keys', () => {
+  const command = encoded(bitfieldCommand(false, 'k', 8, Uint32Array.of(1, 2, 3), 1, Uint32Array.of(0, 1, 2), 1, 2))
+  expect(command.endsWith('$3\r\nGET\r\n$2\r\nu1\r\n$1\r\n2\r\n')).toBe(true)
+  expect(command.startsWith('*8\r\n')).toBe(true)
+})
