@@ -93,9 +93,4 @@ export class KeyLayout {
   nextShard(shard: number): string {
     return this.next[shard]
   }
-
-  /** Every key of the filter: meta, live and next shards. */
-  allKeys(): string[] {
-    return [this.meta, ...this.live, ...this.next]
-  }
 }

@@ -209,3 +209,31 @@ test('keyPrefix of the user’s client is honoured by every command', async () =
     await prefixed.quit()
   }
 })
+
+test('clear empties every shard, keeps the filter usable and takes the lock', async () => {
+  const filter = await RedisBloomFilter.create(redis, uniqueName('clear'), { capacity: 1000, errorRate: 0.01, shards: 3, ttl: 500 })
+  await filter.addMany(keys('c', 500))
+  await filter.clear()
+  expect((await filter.hasMany(keys('c', 500))).some(Boolean)).toBe(false)
+  expect(await filter.estimateCount()).toBe(0)
+  expect(await redis.ttl(filter.bitStore.layout.shard(2))).toBeGreaterThan(490)
+  expect((await filter.info()).state).toBe('ready')
+  await redis.hset(filter.bitStore.layout.meta, 'state', 'rebuilding')
+  expect(await codeOf(filter.clear())).toBe('BLOOM_LOCKED')
+  await filter.destroy()
+})
+
+test('a Cluster whose startup nodes are all dead: calls reject in bounded time, not never', async () => {
+  const { Cluster } = await import('ioredis')
+  const { freePort } = await import('../src/testing/index.js')
+  const dead = new Cluster([{ host: '127.0.0.1', port: await freePort() }], { clusterRetryStrategy: () => 200 })
+  dead.on('error', () => {})
+  try {
+    const start = performance.now()
+    expect(await codeOf(RedisBloomFilter.create(dead, uniqueName('dead'), { capacity: 100, errorRate: 0.01, timeout: 500 }))).toBe('BLOOM_STORE_UNAVAILABLE')
+    expect(await codeOf(RedisBloomFilter.open(dead, uniqueName('dead'), { timeout: 500 }))).toBe('BLOOM_STORE_UNAVAILABLE')
+    expect(performance.now() - start).toBeLessThan(2500)
+  } finally {
+    dead.disconnect()
+  }
+})

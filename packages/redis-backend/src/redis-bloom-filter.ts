@@ -364,6 +364,24 @@ export class RedisBloomFilter extends BloomFilter<false> {
     }
   }
 
+  /**
+   * Unsets every bit: each shard is rebuilt empty as its next generation (1 MiB steps) and swapped
+   * in with one RENAME. Holds the filter's lock like a rebuild.
+   * @throws BloomError `BLOOM_LOCKED` while a rebuild or import runs, `BLOOM_STORE_UNAVAILABLE`.
+   */
+  override async clear(): Promise<void> {
+    this.checkOpen()
+    const token = await this.lock('clearing', false)
+    const store = this.redisStore
+    try {
+      await store.clear()
+    } catch (error) {
+      await RedisBloomFilter.abandon(store, token, false)
+      throw error
+    }
+    await store.call(this.client.eval(UNLOCK_META, 1, store.layout.meta, token, '0'), `clear "${this.name}"`)
+  }
+
   /** The meta hash as stored now (state, generation, parameters). */
   async info(): Promise<FilterMeta> {
     this.checkOpen()
