@@ -20,7 +20,7 @@ export const PAGE_RANGE = { gte: 'p', lt: 'q' } as const
 /** Range of log keys, for iterators. */
 export const LOG_RANGE = { gte: 'l', lt: 'm' } as const
 /** Bytes of a page by default: measured in benchmarks/src/level.ts (see the README). */
-export const DEFAULT_PAGE_BYTES = 64 * 1024
+export const DEFAULT_PAGE_BYTES = 16 * 1024
 /** Smallest and largest page sizes (powers of two). */
 export const MIN_PAGE_BYTES = 1024
 export const MAX_PAGE_BYTES = 1024 * 1024

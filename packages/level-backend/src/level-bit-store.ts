@@ -52,7 +52,7 @@ export interface LevelStoreOptions {
 
 /** Options for creating a LevelDB store; `pageBytes` is stored in the folder. */
 export interface LevelCreateStoreOptions extends LevelStoreOptions {
-  /** Bytes of bits per page (one LevelDB value), a power of two from 1 KiB to 1 MiB. Default: 64 KiB. */
+  /** Bytes of bits per page (one LevelDB value), a power of two from 1 KiB to 1 MiB. Default: 16 KiB. */
   readonly pageBytes?: number
 }
 

@@ -116,8 +116,8 @@ describe('layout', () => {
     const pages = await withRaw(folder, async (db) => (await db.keys({ gte: 'p', lt: 'q' }).all()).length)
     expect(pages).toBeGreaterThan(0)
     expect(pages).toBeLessThanOrEqual(10 * filter.parameters.hashes)
-    // The touched pages (64 KiB each, in LevelDB's log until it compacts them) and little else.
-    expect(kib * 1024).toBeLessThan(pages * 65_536 * 1.2 + 2 ** 20)
+    // The touched pages (16 KiB each by default, in LevelDB's log until it compacts them) and little else.
+    expect(kib * 1024).toBeLessThan(pages * filter.bitStore.pageBytes * 1.2 + 2 ** 20)
     expect(kib * 1024).toBeLessThan(filter.parameters.bits / 8 / 100)
   })
 
