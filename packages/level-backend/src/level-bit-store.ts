@@ -373,8 +373,13 @@ export class LevelBitStore implements BitStore<false> {
    * it sorts the positions by page and works through the pages a cacheful at a time.
    */
   private async apply(batch: PositionBatch, out: Uint8Array, set: boolean): Promise<number> {
-    if (!this.allHeld(batch) && !(await this.loadForBatch(batch))) return this.applySorted(batch, out, set)
-    return set ? this.setInOrder(batch, out) : this.testInOrder(batch, out)
+    // A test changes nothing, so it can simply start over when it meets a page that is not held.
+    if (!set && this.testInOrder(batch, out)) return 0
+    if (set && this.allHeld(batch)) return this.setInOrder(batch, out)
+    if (!(await this.loadForBatch(batch))) return this.applySorted(batch, out, set)
+    if (set) return this.setInOrder(batch, out)
+    this.testInOrder(batch, out)
+    return 0
   }
 
   /** Whether every page the batch touches is in the cache (the common case once a filter is warm). */
@@ -445,7 +450,8 @@ export class LevelBitStore implements BitStore<false> {
     return added
   }
 
-  private testInOrder(batch: PositionBatch, out: Uint8Array): number {
+  /** Tests key by key; returns false, with `out` incomplete, at the first page that is not held. */
+  private testInOrder(batch: PositionBatch, out: Uint8Array): boolean {
     const { size, hashes, shards, positions } = batch
     const { slotOf, arena, referenced } = this.cache
     const { pagesPerShard, pageShift, pageBytes } = this
@@ -456,6 +462,7 @@ export class LevelBitStore implements BitStore<false> {
       for (const end = e + hashes; e < end; e++) {
         const position = positions[e]
         const slot = slotOf[base + (position >>> pageShift)]
+        if (slot < 0) return false
         referenced[slot] = 1
         if ((arena[slot * pageBytes + ((position >>> 3) & byteMask)] & (0x80 >>> (position & 7))) === 0) {
           found = 0
@@ -465,7 +472,7 @@ export class LevelBitStore implements BitStore<false> {
       }
       out[i] = found
     }
-    return 0
+    return true
   }
 
   /**
