@@ -17,7 +17,16 @@ const CRC16_TABLE = (() => {
 
 /** The Cluster hash slot of a key without a hash tag: CRC16-XMODEM of its UTF-8 bytes mod 16 384. */
 export function slotOf(text: string): number {
-  const bytes = /^[\x00-\x7f]*$/.test(text) ? Array.from(text, (c) => c.charCodeAt(0)) : new TextEncoder().encode(text)
+  let crc = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit > 0x7f) return slotOfBytes(new TextEncoder().encode(text))
+    crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >>> 8) ^ unit) & 0xff]
+  }
+  return crc % SLOTS
+}
+
+function slotOfBytes(bytes: Uint8Array): number {
   let crc = 0
   for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >>> 8) ^ byte) & 0xff]
   return crc % SLOTS
