@@ -116,16 +116,28 @@ test('default shards keep each shard at most 4 MiB; explicit shards are honoured
   await filter.destroy()
 })
 
-test('a shard is allocated in steps of at most 1 MiB, never in one command', async () => {
+test('no command allocates more than 4 MiB: a large shard grows in 4 MiB steps, a default one is sized exactly', async () => {
   const spy = vi.spyOn(redis, 'sendCommand')
-  const filter = await RedisBloomFilter.fromParameters(redis, uniqueName('alloc'), { bits: 3 * 8 * 2 ** 20 + 64, hashes: 7, shards: 1, seed: 0 })
-  const steps = spy.mock.calls
-    .map(([command]) => command as unknown as { name: string; args: unknown[] })
-    .filter((c) => c.name === 'setrange')
-    .map((c) => Number(c.args[1]))
+  const setranges = () =>
+    spy.mock.calls
+      .map(([command]) => command as unknown as { name: string; args: unknown[] })
+      .filter((c) => c.name === 'setrange')
+      .map((c) => Number(c.args[1]))
+  const MiB = 2 ** 20
+  const large = await RedisBloomFilter.fromParameters(redis, uniqueName('alloc'), { bits: 9 * 8 * MiB + 64, hashes: 7, shards: 1, seed: 0 })
+  expect(setranges()).toEqual([4 * MiB - 1, 8 * MiB - 1, 9 * MiB + 8 + 4 - 1, 9 * MiB + 8])
+  expect(Number(await redis.strlen(large.bitStore.layout.shard(0)))).toBe(9 * MiB + 8 + 4)
+  await large.destroy()
+  spy.mockClear()
+  // A default shard: at most 4 MiB with its marker, one exact allocation (jemalloc's 4 MiB class).
+  const filter = await RedisBloomFilter.create(redis, uniqueName('alloc'), { capacity: 3_490_000, errorRate: 0.01 })
+  const shardBytes = filter.parameters.bits / filter.parameters.shards / 8
+  expect(filter.parameters.shards).toBe(1)
+  expect(shardBytes).toBeGreaterThan(4 * MiB - 64 * 1024)
+  expect(setranges()).toEqual([shardBytes + 3, shardBytes])
+  const usage = Number(await redis.call('MEMORY', 'USAGE', filter.bitStore.layout.shard(0), 'SAMPLES', '0'))
+  expect(usage).toBeLessThanOrEqual(4 * MiB + 256)
   spy.mockRestore()
-  expect(steps.slice(0, 4)).toEqual([2 ** 20 - 1, 2 * 2 ** 20 - 1, 3 * 2 ** 20 - 1, 3 * 2 ** 20 + 7])
-  expect(Number(await redis.strlen(filter.bitStore.layout.shard(0)))).toBe(3 * 2 ** 20 + 8 + 4)
   await filter.destroy()
 })
 

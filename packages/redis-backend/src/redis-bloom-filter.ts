@@ -20,9 +20,13 @@ import { forEachLimited, RedisBitStore, type RedisClient, type RedisStoreOptions
 import { checkInteger, invalidParameter, storeError, withTimeout } from './redis-errors.js'
 import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
 
-/** The largest shard by default: 4 MiB (2^25 bits). Slot migration (MIGRATE) blocks both nodes for
- * the whole key: measured here ~3 ms per MiB on loopback, so 4 MiB keys keep it to ~12 ms. */
-export const DEFAULT_SHARD_BITS = 2 ** 25
+/**
+ * The largest shard by default, in bits: 4 MiB less the marker and Redis's string header, so that
+ * a shard key is one 4 MiB allocation (jemalloc rounds up to size classes: 4 MiB + 1 byte takes
+ * 5 MiB). Slot migration (MIGRATE) blocks both nodes for the whole key: measured here ~3 ms per
+ * MiB on loopback, so 4 MiB keeps it to ~12–20 ms.
+ */
+export const DEFAULT_SHARD_BITS = ((4 << 20) - 16) * 8
 /** A shard's bits plus its 4-byte marker must fit a Redis string (2^32 bits). */
 export const MAX_REDIS_SHARD_BITS = 2 ** 32 - 32
 /** Keys hashed per store call by rebuild. */
@@ -123,7 +127,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * with exactly these parameters already exists (so every instance of a service may call it at
    * start-up; racing creators end with one filter). Shards default to as many as keep each at
    * most 4 MiB ({@link DEFAULT_SHARD_BITS}); pass `shards` to spread a small filter over the
-   * masters of a Cluster. Each shard is allocated in steps of at most 1 MiB.
+   * masters of a Cluster. No command allocates more than 4 MiB.
    *
    * @param redis A connected ioredis `Redis` or `Cluster` with your options (auth, TLS, timeouts).
    * @throws BloomError `BLOOM_INVALID_PARAMETER` (name, capacity, errorRate, shards, seed, ttl, …),
@@ -132,8 +136,12 @@ export class RedisBloomFilter extends BloomFilter<false> {
    */
   static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisBloomFilter> {
     if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
-    const shards = options.shards ?? Math.max(1, Math.ceil(optimalParameters(options).bits / DEFAULT_SHARD_BITS))
-    return RedisBloomFilter.fromParameters(redis, name, sizeFilter({ ...options, shards }), options)
+    if (options.shards !== undefined) return RedisBloomFilter.fromParameters(redis, name, sizeFilter(options), options)
+    // Sharding grows each shard a little (to keep the error rate), so count again until they fit.
+    let shards = Math.max(1, Math.ceil(optimalParameters(options).bits / DEFAULT_SHARD_BITS))
+    let parameters = sizeFilter({ ...options, shards })
+    while (shardBitsOf(parameters) > DEFAULT_SHARD_BITS) parameters = sizeFilter({ ...options, shards: ++shards })
+    return RedisBloomFilter.fromParameters(redis, name, parameters, options)
   }
 
   /**
@@ -231,8 +239,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
         for (const piece of reader.push(chunk)) {
           store ??= await RedisBloomFilter.claimForImport(client, name, reader.parameters!, token, options, (created) => (createdMeta = created))
           if (!started.has(piece.shard)) {
+            // Allocated first, so that the writes land in place: growing by SETRANGE would leave
+            // Redis's greedy growth (up to 1 MiB) unused at the end of every shard.
             started.add(piece.shard)
-            await store.dropNext(piece.shard)
+            await store.allocateNext(piece.shard)
           }
           await store.writeNext(piece.shard, piece.offset, piece.bytes)
         }
