@@ -209,7 +209,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
 
   /**
    * Loads a snapshot (from `export()`/`exportChunks()` of any backend) into the filter `name`.
-   * Chunks are written in steps of at most 1 MiB into the next-generation keys; only after the
+   * Chunks are written in steps of at most 1 MiB into the (allocated) next-generation keys; only after the
    * whole snapshot has passed its length and CRC-32 checks are the shards swapped in. A bad
    * snapshot leaves nothing behind: no filter if `name` was free, the old bits if it was not.
    * If `name` holds a filter, its parameters must match and its bits are replaced (adds made
