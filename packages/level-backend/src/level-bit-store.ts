@@ -24,6 +24,7 @@ import {
   pageKey,
   parseLogKey,
   parsePageKey,
+  type LogRecord,
   type Metadata,
 } from './layout.js'
 import { Mutex } from './mutex.js'
@@ -653,9 +654,7 @@ export class LevelBitStore implements BitStore<false> {
     for await (const [key, value] of this.db.iterator(LOG_RANGE)) {
       const seq = parseLogKey(key)
       const record = decodeLogRecord(this.location, seq, value)
-      if (record.hashes !== this.parameters.hashes) {
-        throw new BloomError('BLOOM_CORRUPT_STORE', `${this.location}: log record ${seq} has ${record.hashes} hashes per key, the filter ${this.parameters.hashes}`)
-      }
+      this.checkLogRecord(seq, record)
       const batch = { size: record.count, hashes: record.hashes, shards: record.shards, positions: record.positions } as PositionBatch
       await this.apply(batch, new Uint8Array(record.count), true)
       if (first < 0) first = seq
@@ -666,6 +665,16 @@ export class LevelBitStore implements BitStore<false> {
     this.firstSeq = first
     this.nextSeq = last + 1
     await this.checkpoint(true)
+  }
+
+  /** A record that passed its CRC but does not fit this filter would index outside the pages: refuse it. */
+  private checkLogRecord(seq: number, record: LogRecord): void {
+    const { hashes, shards } = this.parameters
+    const shardBits = this.shardBytes * 8
+    const bad = (why: string) => new BloomError('BLOOM_CORRUPT_STORE', `${this.location}: log record ${seq} ${why}`)
+    if (record.hashes !== hashes) throw bad(`has ${record.hashes} hashes per key, the filter ${hashes}`)
+    for (let i = 0; i < record.count; i++) if (record.shards[i] >= shards) throw bad(`names shard ${record.shards[i]} of ${shards}`)
+    for (let i = 0; i < record.positions.length; i++) if (record.positions[i] >= shardBits) throw bad(`names bit ${record.positions[i]} of ${shardBits}`)
   }
 
   /** Set bits per shard: held pages from the cache, the rest streamed from LevelDB one page at a time. */

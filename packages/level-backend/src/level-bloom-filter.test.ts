@@ -171,6 +171,21 @@ describe('layout', () => {
     expect((await replayed.hasMany(keys('logged', 3000))).every(Boolean)).toBe(true)
     await replayed.close()
     await withRaw(copy, async (db) => expect((await db.keys({ gte: 'l', lt: 'm' }).all()).length).toBe(0))
+
+    // The same log record, damaged: open refuses the folder rather than dropping the keys.
+    const damaged = folders.path('damaged')
+    mkdirSync(damaged)
+    const again = await LevelBloomFilter.open(folder)
+    await again.addMany(keys('second', 100))
+    execFileSync('cp', ['-r', `${folder}/.`, damaged])
+    await again.close()
+    await withRaw(damaged, async (db) => {
+      const [key, value] = (await db.iterator({ gte: 'l', lt: 'm' }).all())[0]
+      const copy = Uint8Array.from(value)
+      copy[20] ^= 0x01
+      await db.put(key, copy)
+    })
+    await expect(LevelBloomFilter.open(damaged)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_STORE', message: expect.stringMatching(/log record \d+ fails its CRC-32 check/) })
   })
 })
 
