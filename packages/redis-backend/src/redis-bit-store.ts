@@ -24,7 +24,7 @@ export interface RedisStoreOptions {
    * sends several). Default: 5000.
    */
   readonly timeout?: number
-  /** Keys per BITFIELD command, from 1 to 65 536. Default: 1024 (see the benchmark). */
+  /** Keys per BITFIELD command, from 1 to 65 536. Default: 512 (measured best of 256–4096 on loopback). */
   readonly keysPerCommand?: number
 }
 
@@ -112,7 +112,7 @@ export class RedisBitStore implements BitStore<false> {
     this.epoch = epoch
     this.generation = generation
     this.timeout = options.timeout ?? 5000
-    this.keysPerCommand = options.keysPerCommand ?? 1024
+    this.keysPerCommand = options.keysPerCommand ?? 512
     this.shardBits = shardBitsOf(parameters)
     this.shardBytes = shardBytesOf(parameters)
     this.marker = epoch * 2
