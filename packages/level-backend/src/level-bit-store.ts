@@ -374,6 +374,12 @@ export class LevelBitStore implements BitStore<false> {
    * it sorts the positions by page and works through the pages a cacheful at a time.
    */
   private async apply(batch: PositionBatch, out: Uint8Array, set: boolean): Promise<number> {
+    if (this.cache.direct && this.cache.used === this.cache.capacity) {
+      // The whole filter is in the arena, laid out as in a snapshot: index it like the memory backend does.
+      if (set) return this.setDirect(batch, out)
+      this.testDirect(batch, out)
+      return 0
+    }
     // A test changes nothing, so it can simply start over when it meets a page that is not held.
     if (!set && this.testInOrder(batch, out)) return 0
     if (set && this.allHeld(batch)) return this.setInOrder(batch, out)
@@ -449,6 +455,55 @@ export class LevelBitStore implements BitStore<false> {
       added += fresh
     }
     return added
+  }
+
+  /** setInOrder when the whole filter is held in direct mode: no page lookups. */
+  private setDirect(batch: PositionBatch, out: Uint8Array): number {
+    const { size, hashes, shards, positions } = batch
+    const { cache, counts, pageShift, pagesPerShard } = this
+    const arena = cache.arena
+    const stride = pagesPerShard * this.pageBytes
+    let added = 0
+    for (let i = 0, e = 0; i < size; i++) {
+      const shard = shards[i]
+      const base = shard * stride
+      let fresh = 0
+      for (const end = e + hashes; e < end; e++) {
+        const position = positions[e]
+        const index = base + (position >>> 3)
+        const mask = 0x80 >>> (position & 7)
+        const old = arena[index]
+        if ((old & mask) === 0) {
+          arena[index] = old | mask
+          cache.markDirty(shard * pagesPerShard + (position >>> pageShift))
+          fresh = 1
+          if (counts !== undefined) counts[shard]++
+        }
+      }
+      out[i] = fresh
+      added += fresh
+    }
+    return added
+  }
+
+  /** testInOrder when the whole filter is held in direct mode. */
+  private testDirect(batch: PositionBatch, out: Uint8Array): void {
+    const { size, hashes, shards, positions } = batch
+    const arena = this.cache.arena
+    const stride = this.pagesPerShard * this.pageBytes
+    for (let i = 0, e = 0; i < size; i++) {
+      const base = shards[i] * stride
+      let found = 1
+      for (const end = e + hashes; e < end; e++) {
+        const position = positions[e]
+        if ((arena[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) {
+          found = 0
+          e = end
+          break
+        }
+      }
+      out[i] = found
+    }
   }
 
   /** Tests key by key; returns false, with `out` incomplete, at the first page that is not held. */
@@ -556,7 +611,7 @@ export class LevelBitStore implements BitStore<false> {
   /** Loads pages (numbers not held) into slots freed by CLOCK, writing dirty victims first in one batch. */
   private async load(pages: number[]): Promise<void> {
     const { cache } = this
-    const victims = cache.chooseVictims(pages.length)
+    const victims = cache.chooseVictims(pages.length, pages)
     const writes: { type: 'put'; key: string; value: Uint8Array }[] = []
     for (const slot of victims) {
       if (cache.dirty[slot] === 1) writes.push({ type: 'put', key: this.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })

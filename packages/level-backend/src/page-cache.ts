@@ -23,6 +23,13 @@ export class PageCache {
   readonly dirty: Uint8Array
   /** Pages marked dirty and not yet written. */
   dirtyCount = 0
+  /**
+   * When the cache has a slot for every page of the filter, page `p` lives in slot `p`, so the
+   * arena is laid out like the filter itself and nothing is ever evicted.
+   */
+  readonly direct: boolean
+  /** Slots holding a page. */
+  used = 0
   /** Slot → 1 when used since CLOCK's hand last passed; set by hits on the hot path. */
   readonly referenced: Uint8Array
   private readonly pinned: Uint32Array
@@ -31,6 +38,7 @@ export class PageCache {
 
   constructor(capacity: number, pages: number, pageBytes: number) {
     this.capacity = capacity
+    this.direct = capacity === pages
     this.pageBytes = pageBytes
     this.slotOf = new Int32Array(pages).fill(-1)
     this.pageOf = new Int32Array(capacity).fill(-1)
@@ -71,11 +79,16 @@ export class PageCache {
   }
 
   /**
-   * Picks `count` slots not pinned in this step (free ones first, then by CLOCK) and pins them.
+   * Picks slots for `pages` not pinned in this step (free ones first, then by CLOCK) and pins them;
+   * in direct mode, the pages' own slots.
    * The caller writes the dirty ones, then {@link install}s new pages.
    * @throws RangeError when fewer than `count` slots are unpinned (a bug in the caller's grouping).
    */
-  chooseVictims(count: number): number[] {
+  chooseVictims(count: number, pages: readonly number[]): number[] {
+    if (this.direct) {
+      for (const page of pages) this.pinned[page] = this.epoch
+      return pages.slice()
+    }
     const victims: number[] = []
     let scanned = 0
     while (victims.length < count) {
@@ -106,6 +119,7 @@ export class PageCache {
   install(slot: number, page: number, length: number, bytes: Uint8Array | undefined): void {
     const old = this.pageOf[slot]
     if (old >= 0) this.slotOf[old] = -1
+    else this.used++
     this.markClean(slot)
     this.pageOf[slot] = page
     this.slotOf[page] = slot
@@ -122,6 +136,7 @@ export class PageCache {
     this.pageOf.fill(-1)
     this.dirty.fill(0)
     this.dirtyCount = 0
+    this.used = 0
     this.referenced.fill(0)
   }
 }
