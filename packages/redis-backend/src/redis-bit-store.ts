@@ -90,7 +90,8 @@ export class RedisBitStore implements BitStore<false> {
   readonly client: RedisClient
   private readonly prefix: string
   private readonly generation: Generation
-  private readonly timeout: number
+  /** Milliseconds each command may take; see {@link RedisStoreOptions.timeout}. */
+  readonly timeout: number
   private readonly keysPerCommand: number
   private readonly shardBits: number
   private readonly shardBytes: number

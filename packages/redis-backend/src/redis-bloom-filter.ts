@@ -395,7 +395,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
   /** The meta hash as stored now (state, generation, parameters). */
   async info(): Promise<FilterMeta> {
     this.checkOpen()
-    const meta = await RedisBloomFilter.readMeta(this.client, this.name, {})
+    const meta = await RedisBloomFilter.readMeta(this.client, this.name, { timeout: this.redisStore.timeout })
     if (meta === undefined) throw new BloomError('BLOOM_NOT_FOUND', `filter "${this.name}" no longer exists (expired or destroyed)`)
     return meta
   }
