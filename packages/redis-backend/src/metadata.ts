@@ -3,8 +3,12 @@ import { BloomError, checkParameters, HASH_SCHEME, type FilterParameters } from 
 /** Version of the layout in Redis (meta fields, key names, shard marker); bumped on any change. */
 export const STORE_FORMAT = 1
 
-/** What a create, import, rebuild or clear is doing while it holds the filter's lock. */
-export type FilterState = 'creating' | 'importing' | 'rebuilding' | 'clearing' | 'ready'
+/**
+ * What holds the filter's lock: `creating` and `importing` (a new name: not usable yet, `open`
+ * waits), `rebuilding`, `replacing` (an import over an existing filter) and `clearing` (usable
+ * meanwhile), or nothing: `ready`.
+ */
+export type FilterState = 'creating' | 'importing' | 'rebuilding' | 'replacing' | 'clearing' | 'ready'
 
 /** The meta hash of a filter, decoded. */
 export interface FilterMeta {
@@ -67,7 +71,7 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   }
   const epoch = Number(fields.epoch)
   if (!Number.isInteger(epoch) || epoch < 1 || epoch > 0x7fffffff) throw corrupt(`has an invalid epoch ${JSON.stringify(fields.epoch)}`)
-  const states: FilterState[] = ['creating', 'importing', 'rebuilding', 'clearing', 'ready']
+  const states: FilterState[] = ['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready']
   const state = fields.state as FilterState
   if (!states.includes(state)) throw corrupt(`has an unknown state ${JSON.stringify(fields.state)}`)
   return { parameters, epoch, generation: Number(fields.generation) || 1, state }

@@ -468,7 +468,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
       )
     }
     const store = new RedisBitStore(client, layout, checked, stored.epoch, options)
-    const result = String(await store.call(client.eval(LOCK_META, 1, layout.meta, String(stored.epoch), 'importing', token, '0'), `import "${name}"`))
+    const result = String(await store.call(client.eval(LOCK_META, 1, layout.meta, String(stored.epoch), 'replacing', token, '0'), `import "${name}"`))
     if (result !== 'ok') throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); try again later`)
     return store
   }

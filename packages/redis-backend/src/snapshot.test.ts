@@ -54,7 +54,22 @@ test('import streams chunks of any size and replaces the bits of an existing fil
   const name = uniqueName('stream')
   const target = await RedisBloomFilter.fromParameters(redis, name, source.parameters)
   await target.add('only-in-old')
-  const imported = await RedisBloomFilter.import(redis, name, pieces(777))
+  // While the import runs, the old filter stays usable and open() does not wait for it.
+  let resume!: () => void
+  const paused = new Promise<void>((resolve) => (resume = resolve))
+  async function* pausedHalfway() {
+    let i = 0
+    for await (const piece of pieces(777)) {
+      if (i++ === 3) await paused
+      yield piece
+    }
+  }
+  const importing = RedisBloomFilter.import(redis, name, pausedHalfway())
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  expect((await target.info()).state).toBe('replacing')
+  expect(await (await RedisBloomFilter.open(redis, name, { lockWait: 0 })).has('only-in-old')).toBe(true)
+  resume()
+  const imported = await importing
   expect(imported.epoch).toBe(target.epoch)
   expect(await target.hasMany(members)).toEqual(members.map(() => true))
   expect(await target.has('only-in-old')).toBe(source.has('only-in-old'))
