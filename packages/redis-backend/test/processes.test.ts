@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, expect, inject, test } from 'vitest'
@@ -33,3 +34,38 @@ test('four client processes adding at once lose nothing', async () => {
   expect(Math.abs(estimate - 4 * perWorker)).toBeLessThan(2000)
   await filter.destroy()
 }, 120_000)
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+test('a test runner killed with SIGKILL leaves no redis-server behind', async () => {
+  // Runs the built launcher (built in beforeAll), as a test runner process would.
+  const script = `import { startRedisServer } from './dist/testing/index.js'
+const server = await startRedisServer()
+console.log('port', server.port)
+setInterval(() => {}, 1000)`
+  const child = spawn('node', ['--input-type=module', '-e', script], { cwd: packageDir, stdio: ['ignore', 'pipe', 'inherit'] })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (data: Buffer) => {
+      const match = /port (\d+)/.exec(data.toString())
+      if (match) resolve(Number(match[1]))
+    })
+    child.once('exit', () => reject(new Error('launcher exited early')))
+  })
+  expect(await accepts(port)).toBe(true)
+  child.kill('SIGKILL')
+  let up = true
+  for (let i = 0; i < 100 && up; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    up = await accepts(port)
+  }
+  expect(up).toBe(false)
+}, 30_000)
