@@ -276,8 +276,8 @@ export class LevelBitStore implements BitStore<false> {
       const ops: { type: 'del'; key: string }[] = []
       for await (const key of this.db.keys(PAGE_RANGE)) ops.push({ type: 'del', key })
       for await (const key of this.db.keys(LOG_RANGE)) ops.push({ type: 'del', key })
-      // One batch: a crash leaves the filter either cleared or untouched.
-      await this.db.batch(ops, { sync: this.sync })
+      // One fsynced batch: a crash leaves the filter either cleared or untouched.
+      await this.db.batch(ops, { sync: true })
       this.cache.reset()
       this.counts = new Float64Array(this.parameters.shards)
       this.firstSeq = this.nextSeq
@@ -668,7 +668,9 @@ export class LevelBitStore implements BitStore<false> {
   /**
    * Writes every dirty page (in batches of a few MiB, so memory stays bounded) and then deletes the
    * log records they cover in one batch. Pages go first: until the log is deleted, a crash replays
-   * it onto whatever pages made it, and setting bits twice is harmless.
+   * it onto whatever pages made it, and setting bits twice is harmless. Checkpoint writes are
+   * always fsynced, whatever `sync` says: they are rare (one per `checkpointBytes` of log), and
+   * deleting log records whose pages an OS crash could still lose would lose keys.
    */
   private async checkpoint(always: boolean): Promise<void> {
     if (!always && !this.checkpointDue()) return
@@ -679,7 +681,7 @@ export class LevelBitStore implements BitStore<false> {
     let written: number[] = []
     const flush = async () => {
       if (ops.length === 0) return
-      await this.db.batch(ops, { sync: this.sync })
+      await this.db.batch(ops, { sync: true })
       for (const slot of written) cache.markClean(slot)
       ops = []
       written = []
@@ -696,7 +698,7 @@ export class LevelBitStore implements BitStore<false> {
     if (this.firstSeq < this.nextSeq) {
       const dels: { type: 'del'; key: string }[] = []
       for (let seq = this.firstSeq; seq < this.nextSeq; seq++) dels.push({ type: 'del', key: logKey(seq) })
-      await this.db.batch(dels, { sync: this.sync })
+      await this.db.batch(dels, { sync: true })
       this.firstSeq = this.nextSeq
     }
     this.logBytes = 0
