@@ -1,6 +1,7 @@
 import { BloomError, SnapshotReader, shardBytesOf } from '@bloomkit/core'
-import { checkPageBytes, DEFAULT_PAGE_BYTES, encodeMetadata, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './layout.js'
+import { checkPageBytes, COUNTS_KEY, DEFAULT_PAGE_BYTES, encodeCounts, encodeMetadata, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './layout.js'
 import { LevelBitStore, readMetadata, type LevelCreateStoreOptions } from './level-bit-store.js'
+import { popcount } from './popcount.js'
 import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, storeError } from './open-database.js'
 
 /** A whole snapshot, or its bytes in order as chunks (a file stream, `exportChunks()` of any filter). */
@@ -57,10 +58,14 @@ export async function importSnapshot(location: string, source: SnapshotSource, o
     let index = -1
     let filled = 0
     let length = 0
+    let counts: Float64Array | undefined
     const emit = async () => {
       if (shard < 0) return
       const bytes = page.subarray(0, length)
-      if (bytes.some((byte) => byte !== 0)) {
+      const set = popcount(bytes)
+      counts ??= new Float64Array(reader.parameters!.shards)
+      counts[shard] += set
+      if (set > 0) {
         ops.push({ type: 'put', key: pageKey(shard, index), value: encodePage(bytes) })
         opBytes += length
       }
@@ -104,6 +109,7 @@ export async function importSnapshot(location: string, source: SnapshotSource, o
     await db.batch(
       [
         { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
+        { type: 'put', key: COUNTS_KEY, value: encodeCounts(counts ?? new Float64Array(parameters.shards)) },
         { type: 'del', key: IMPORTING_KEY },
       ],
       { sync: true },

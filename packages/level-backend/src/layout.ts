@@ -7,12 +7,16 @@ import { checksum as crc32 } from './checksum.js'
  * - `p<shard:4 hex><page:8 hex>`: one page of a shard's bits plus a CRC-32; absent pages are all zero.
  * - `l<seq:12 hex>`: one log record, the keys an `add`/`addMany` batch made new, until a checkpoint
  *   folds them into pages.
+ * - `counts`: set bits per shard as of the last checkpoint, trusted only when no log is left to
+ *   replay (so a clean reopen answers `estimateCount` without reading every page).
  * - `importing`: set while an import streams pages in, so a half-imported folder never opens.
  * Hex of fixed width keeps LevelDB's byte order equal to numeric order.
  */
 
 /** Key of the metadata record. */
 export const META_KEY = 'meta'
+/** Key of the per-shard set-bit counts. */
+export const COUNTS_KEY = 'counts'
 /** Key of the marker an unfinished import leaves. */
 export const IMPORTING_KEY = 'importing'
 /** Range of page keys, for iterators (`gte`/`lt`). */
@@ -204,4 +208,26 @@ export function decodeLogRecord(location: string, seq: number, value: Uint8Array
   for (let i = 0; i < count; i++, at += 4) shards[i] = view.getUint32(at, true)
   for (let i = 0; i < positions.length; i++, at += 4) positions[i] = view.getUint32(at, true)
   return { count, hashes, shards, positions }
+}
+
+/** Set bits per shard as float64 little-endian, then a CRC-32. */
+export function encodeCounts(counts: Float64Array): Uint8Array {
+  const value = new Uint8Array(counts.length * 8 + 4)
+  const view = new DataView(value.buffer)
+  for (let i = 0; i < counts.length; i++) view.setFloat64(i * 8, counts[i], true)
+  view.setUint32(counts.length * 8, crc32(value.subarray(0, counts.length * 8)), true)
+  return value
+}
+
+/**
+ * Reads a counts record.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length or CRC-32.
+ */
+export function decodeCounts(location: string, shards: number, value: Uint8Array): Float64Array {
+  if (value.length !== shards * 8 + 4) throw corruptStore(location, `the counts record is ${value.length} bytes, expected ${shards * 8 + 4}`)
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
+  if (view.getUint32(shards * 8, true) !== crc32(value.subarray(0, shards * 8))) throw corruptStore(location, 'the counts record fails its CRC-32 check')
+  const counts = new Float64Array(shards)
+  for (let i = 0; i < shards; i++) counts[i] = view.getFloat64(i * 8, true)
+  return counts
 }

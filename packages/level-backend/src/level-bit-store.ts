@@ -9,10 +9,13 @@ import {
 } from '@bloomkit/core'
 import {
   checkPageBytes,
+  COUNTS_KEY,
+  decodeCounts,
   decodeLogRecord,
   decodeMetadata,
   decodePage,
   DEFAULT_PAGE_BYTES,
+  encodeCounts,
   encodeLogRecord,
   encodeMetadata,
   encodePage,
@@ -28,6 +31,7 @@ import {
   type Metadata,
 } from './layout.js'
 import { Mutex } from './mutex.js'
+import { popcount } from './popcount.js'
 import { PageCache } from './page-cache.js'
 import { canonicalLocation, closeDatabase, openDatabase, storeError, type Database } from './open-database.js'
 
@@ -74,18 +78,6 @@ const STEP_BYTES = 4 * 2 ** 20
 /** Entry indexes are packed below the page number in one double when a batch is sorted by page. */
 const ENTRY_SPAN = 2 ** 24
 
-const POPCOUNT = Uint8Array.from({ length: 256 }, (_, byte) => {
-  let n = 0
-  for (let b = byte; b !== 0; b &= b - 1) n++
-  return n
-})
-
-function popcount(bytes: Uint8Array): number {
-  let n = 0
-  for (let i = 0; i < bytes.length; i++) n += POPCOUNT[bytes[i]]
-  return n
-}
-
 function checkOption(name: string, value: unknown, min: number, max: number, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
@@ -123,7 +115,10 @@ export class LevelBitStore implements BitStore<false> {
   private readonly checkpointBytes: number
   /** Pages per step when working through more pages than the cache holds. */
   private readonly stepPages: number
+  /** Set bits per shard, kept up to date once known; undefined until scanned or after writeShard/orShard. */
   private counts: Float64Array | undefined
+  /** Whether the stored counts record may differ from `counts` (rewritten or deleted at the next checkpoint). */
+  private countsChanged = false
   private firstSeq = 0
   private nextSeq = 0
   private logBytes = 0
@@ -151,7 +146,14 @@ export class LevelBitStore implements BitStore<false> {
       const existing = await readMetadata(where, db, false)
       let meta: Metadata = { parameters: checked, pageBytes }
       if (existing === undefined) {
-        await db.put(META_KEY, encodeMetadata(meta), { sync: true })
+        // A new filter's counts are known (all zero) and kept from here on.
+        await db.batch(
+          [
+            { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
+            { type: 'put', key: COUNTS_KEY, value: encodeCounts(new Float64Array(checked.shards)) },
+          ],
+          { sync: true },
+        )
       } else {
         const p = existing.parameters
         if (p.bits !== checked.bits || p.hashes !== checked.hashes || p.shards !== checked.shards || p.seed !== checked.seed) {
@@ -219,6 +221,7 @@ export class LevelBitStore implements BitStore<false> {
     return this.write(async () => {
       const added = await this.apply(batch, out, true)
       if (added === 0) return undefined
+      this.countsChanged = true
       const record = encodeLogRecord(added, batch.hashes, ...this.newKeys(batch, out, added))
       const seq = this.nextSeq++
       this.logBytes += record.length
@@ -233,7 +236,13 @@ export class LevelBitStore implements BitStore<false> {
   }
 
   countBits(): Promise<number[]> {
-    return this.read(async () => Array.from(this.counts ?? (this.counts = await this.scanCounts())))
+    return this.read(async () => {
+      if (this.counts === undefined) {
+        this.counts = await this.scanCounts()
+        this.countsChanged = true
+      }
+      return Array.from(this.counts)
+    })
   }
 
   readShard(shard: number, offset: number, length: number): Promise<Uint8Array> {
@@ -246,13 +255,15 @@ export class LevelBitStore implements BitStore<false> {
 
   writeShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
     return this.write(async () => {
-      // Folds the log into pages first: replaying an older log record later would set bits this write clears.
+      // Folds the log into pages first: replaying an older log record later would set bits this write
+      // clears. The same checkpoint deletes the stored counts before any page changes.
+      this.counts = undefined
+      this.countsChanged = true
       await this.checkpoint(true)
       await this.forRange(shard, offset, bytes.length, (page, from, at, n, slot) => {
         page.set(bytes.subarray(at, at + n), from)
         this.cache.markDirty(slot)
       })
-      this.counts = undefined
       await this.checkpoint(true)
       return undefined
     })
@@ -260,11 +271,16 @@ export class LevelBitStore implements BitStore<false> {
 
   orShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
     return this.write(async () => {
+      if (this.counts !== undefined || this.countsChanged) {
+        // The stored counts go before any page changes (a crash in between must not leave them trusted).
+        this.counts = undefined
+        this.countsChanged = true
+        await this.checkpoint(true)
+      }
       await this.forRange(shard, offset, bytes.length, (page, from, at, n, slot) => {
         for (let i = 0; i < n; i++) page[from + i] |= bytes[at + i]
         this.cache.markDirty(slot)
       })
-      this.counts = undefined
       await this.checkpoint(true)
       return undefined
     })
@@ -276,10 +292,12 @@ export class LevelBitStore implements BitStore<false> {
       const ops: { type: 'del'; key: string }[] = []
       for await (const key of this.db.keys(PAGE_RANGE)) ops.push({ type: 'del', key })
       for await (const key of this.db.keys(LOG_RANGE)) ops.push({ type: 'del', key })
+      const counts = new Float64Array(this.parameters.shards)
       // One fsynced batch: a crash leaves the filter either cleared or untouched.
-      await this.db.batch(ops, { sync: true })
+      await this.db.batch([...ops, { type: 'put', key: COUNTS_KEY, value: encodeCounts(counts) }], { sync: true })
       this.cache.reset()
-      this.counts = new Float64Array(this.parameters.shards)
+      this.counts = counts
+      this.countsChanged = false
       this.firstSeq = this.nextSeq
       this.logBytes = 0
       return undefined
@@ -695,11 +713,16 @@ export class LevelBitStore implements BitStore<false> {
       if (bytes >= WRITE_BATCH_BYTES) await flush()
     }
     await flush()
-    if (this.firstSeq < this.nextSeq) {
-      const dels: { type: 'del'; key: string }[] = []
-      for (let seq = this.firstSeq; seq < this.nextSeq; seq++) dels.push({ type: 'del', key: logKey(seq) })
-      await this.db.batch(dels, { sync: true })
+    const last: ({ type: 'del'; key: string } | { type: 'put'; key: string; value: Uint8Array })[] = []
+    for (let seq = this.firstSeq; seq < this.nextSeq; seq++) last.push({ type: 'del', key: logKey(seq) })
+    // The counts go with the log's deletion: a counts record is trusted only when no log is left.
+    if (this.countsChanged) {
+      last.push(this.counts === undefined ? { type: 'del', key: COUNTS_KEY } : { type: 'put', key: COUNTS_KEY, value: encodeCounts(this.counts) })
+    }
+    if (last.length > 0) {
+      await this.db.batch(last, { sync: true })
       this.firstSeq = this.nextSeq
+      this.countsChanged = false
     }
     this.logBytes = 0
   }
@@ -718,9 +741,16 @@ export class LevelBitStore implements BitStore<false> {
       last = seq
       this.logBytes += value.length
     }
-    if (first < 0) return
+    if (first < 0) {
+      // Nothing to replay: the counts stored at the last checkpoint describe the pages exactly.
+      const stored = await this.db.get(COUNTS_KEY)
+      if (stored !== undefined) this.counts = decodeCounts(this.location, this.parameters.shards, stored)
+      return
+    }
     this.firstSeq = first
     this.nextSeq = last + 1
+    // Replayed bits may already be in pages written after the stored counts: drop them (rescanned on demand).
+    this.countsChanged = true
     await this.checkpoint(true)
   }
 
