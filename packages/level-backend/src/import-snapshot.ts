@@ -1,6 +1,6 @@
 import { BloomError, SnapshotReader, shardBytesOf } from '@bloomkit/core'
 import { checkPageBytes, COUNTS_KEY, DEFAULT_PAGE_BYTES, encodeCounts, encodeMetadata, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './layout.js'
-import { LevelBitStore, readMetadata, type LevelCreateStoreOptions } from './level-bit-store.js'
+import { checkPageTable, LevelBitStore, readMetadata, type LevelCreateStoreOptions } from './level-bit-store.js'
 import { popcount } from './popcount.js'
 import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, storeError } from './open-database.js'
 
@@ -59,6 +59,7 @@ export async function importSnapshot(location: string, source: SnapshotSource, o
     let filled = 0
     let length = 0
     let counts: Float64Array | undefined
+    let sized = false
     const emit = async () => {
       if (shard < 0) return
       const bytes = page.subarray(0, length)
@@ -77,7 +78,13 @@ export async function importSnapshot(location: string, source: SnapshotSource, o
       }
     }
     for await (const chunk of chunksOf(source)) {
-      for (const piece of reader.push(chunk)) {
+      const pieces = reader.push(chunk)
+      if (!sized && reader.parameters !== undefined) {
+        // Before the first page: refuse a filter too large for this page size without writing anything.
+        checkPageTable(reader.parameters, pageBytes)
+        sized = true
+      }
+      for (const piece of pieces) {
         const shardBytes = shardBytesOf(reader.parameters!)
         let at = 0
         while (at < piece.bytes.length) {

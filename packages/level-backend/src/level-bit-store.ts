@@ -66,7 +66,7 @@ const DEFAULT_CHECKPOINT_BYTES = 32 * 2 ** 20
 const MIN_CACHE_PAGES = 4
 /** The cache is one Uint8Array; 2 GiB keeps it within every engine's typed-array limit. */
 const MAX_CACHE_BYTES = 2 ** 31
-/** The page table costs 4 bytes per page outside the cache budget; 2^24 pages is 1 TiB at 64 KiB pages. */
+/** Page tables cost 8 bytes per page outside the cache budget; 2^24 pages is 256 GiB of bits at 16 KiB pages. */
 const MAX_PAGES = 2 ** 24
 /** Bytes of pages per LevelDB batch when a checkpoint writes them, so one batch never holds the whole cache. */
 const WRITE_BATCH_BYTES = 4 * 2 ** 20
@@ -837,7 +837,11 @@ function checkStoreOptions(options: LevelStoreOptions): void {
   checkOption('checkpointBytes', options.checkpointBytes, 65_536, Number.MAX_SAFE_INTEGER, DEFAULT_CHECKPOINT_BYTES)
 }
 
-function checkPageTable(parameters: FilterParameters, pageBytes: number): void {
+/**
+ * Asserts that the filter has at most 2^24 pages of `pageBytes`.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `pageBytes`.
+ */
+export function checkPageTable(parameters: FilterParameters, pageBytes: number): void {
   const pages = parameters.shards * Math.ceil(shardBytesOf(parameters) / pageBytes)
   if (pages > MAX_PAGES) {
     throw new BloomError('BLOOM_INVALID_PARAMETER', `pageBytes must be large enough for at most ${MAX_PAGES} pages; ${pageBytes} gives ${pages} for ${parameters.bits} bits`)

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
 import { Level } from 'level'
+import { encodeSnapshotHeader } from '@bloomkit/core'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { tempFolders } from '../test/temp-folders.js'
@@ -68,6 +69,16 @@ describe('snapshots', () => {
       expect(existsSync(folder)).toBe(false)
       await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
     }
+  })
+
+  test('import of a filter with more pages than the page tables allow is refused from its header, writing nothing', async () => {
+    const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 38, hashes: 7, shards: 64, seed: 0 }, items: 0 })
+    const folder = folders.path('huge')
+    await expect(LevelBloomFilter.import(folder, [header, new Uint8Array(1000)], { pageBytes: 1024 })).rejects.toMatchObject({
+      code: 'BLOOM_INVALID_PARAMETER',
+      message: expect.stringContaining('pageBytes'),
+    })
+    expect(existsSync(folder)).toBe(false)
   })
 
   test('import into a folder that holds a filter is refused and leaves that filter as it was', async () => {
