@@ -1,4 +1,5 @@
-import { KeyHasher, loadWasmHasher } from '@bloomkit/core'
+import { KeyHasher } from '@bloomkit/core'
+import xxhash from 'xxhash-wasm'
 import { medianOpsPerSecond } from './measure.js'
 import type { Report } from './report.js'
 
@@ -14,8 +15,8 @@ function asciiKeys(length: number): string[] {
  * over char codes or bytes, and two xxhash-wasm calls. Decides core's WASM_MIN_STRING_LENGTH and WASM_MIN_BYTE_LENGTH.
  */
 export async function runHashingBenchmarks(report: Report): Promise<void> {
-  const wasm = await loadWasmHasher()
-  if (wasm === undefined) throw new Error('xxhash-wasm did not load: the comparison needs it')
+  // Called directly: on Node < 22 core keeps xxhash-wasm off its hot path (see wasmHashingSafe).
+  const wasm = await xxhash()
   const pureJs = new KeyHasher(0)
   const encoder = new TextEncoder()
   for (const length of LENGTHS) {

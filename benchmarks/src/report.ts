@@ -6,7 +6,7 @@ export interface Row {
   readonly task: string
   /** Whose implementation: 'bloomkit', 'bloomfilter@1.1.0', 'raw LevelDB batch()', … */
   readonly subject: string
-  /** Median throughput in operations (keys) per second. */
+  /** Median throughput in operations (keys) per second; 0 for a row that only carries notes (a ratio). */
   readonly opsPerSecond: number
   /** Free-form extras: bytes, false-positive rate, ratio to a peer, RSS … */
   readonly notes?: string
@@ -33,6 +33,7 @@ export class Report {
 }
 
 export function formatOps(ops: number): string {
+  if (ops === 0) return '–'
   if (ops >= 1e6) return `${(ops / 1e6).toFixed(2)} M`
   if (ops >= 1e3) return `${(ops / 1e3).toFixed(1)} k`
   return ops.toFixed(1)

@@ -32,7 +32,10 @@ export {}
 `
 }
 
-const blocks = [...(await readFile(readme, 'utf8')).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+const blocksOf = async (path: string) => [...(await readFile(path, 'utf8')).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+const blocks = await blocksOf(readme)
+// The root README's Redis quick start runs here too, against the same throwaway server.
+const rootBlocks = (await blocksOf(fileURLToPath(new URL('../../../README.md', import.meta.url)))).filter((b) => b.includes('@bloomkit/redis-backend'))
 
 test('the README has examples, each with checked results', () => {
   expect(blocks.length).toBeGreaterThanOrEqual(5)
@@ -42,6 +45,18 @@ test('the README has examples, each with checked results', () => {
 test.each(blocks.map((block, i) => [i + 1, block] as const))('README example %i runs and its results hold', async (i, block) => {
   await mkdir(dir, { recursive: true })
   const file = `${dir}example-${i}.ts`
+  await writeFile(file, toModule(block))
+  await import(/* @vite-ignore */ file)
+})
+
+test('the root README has a Redis quick start with checked results', () => {
+  expect(rootBlocks.length).toBe(1)
+  expect(rootBlocks[0]).toMatch(/\/\/ → /)
+})
+
+test.each(rootBlocks.map((block, i) => [i + 1, block] as const))('root README Redis example %i runs and its results hold', async (i, block) => {
+  await mkdir(dir, { recursive: true })
+  const file = `${dir}root-example-${i}.ts`
   await writeFile(file, toModule(block))
   await import(/* @vite-ignore */ file)
 })
