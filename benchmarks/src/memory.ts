@@ -1,13 +1,13 @@
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'
-import { chunks, cycle, medianOpsPerSecond, ratio, userKeys } from './measure.js'
+import { chunks, cycle, medianOpsPerSecond, ratio, SAMPLE_TIME_MS, userKeys } from './measure.js'
 import type { Report } from './report.js'
 
 const CHUNK = 100_000
 const PROBES = 1_000_000
 /** Rounds of alternating measurements per figure. */
-const ROUNDS = 3
+const ROUNDS = 7
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
@@ -82,7 +82,7 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
     for (let round = 0; round < ROUNDS; round++) {
       for (const task of ['add', 'has', 'miss'] as const) {
         for (const [name, entry] of tasks) {
-          const rate = await medianOpsPerSecond(`${name} ${task} ${label}`, CHUNK, entry.timed[task])
+          const rate = await medianOpsPerSecond(`${name} ${task} ${label}`, CHUNK, entry.timed[task], { time: SAMPLE_TIME_MS / 3 })
           if (entry.samples[round] === undefined) entry.samples[round] = { add: 0, has: 0, miss: 0 }
           entry.samples[round][task] = rate
         }
