@@ -1,19 +1,12 @@
 import { afterAll, expect, test } from 'vitest'
-import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
+import { clusterClient, standaloneClient, uniqueName, errorOf } from '../test/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
 afterAll(async () => {
   await Promise.all([redis.quit(), cluster.quit()])
 })
-
-async function errorOf(promise: Promise<unknown>): Promise<BloomError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e)
-  expect(error).toBeInstanceOf(BloomError)
-  return error as BloomError
-}
 
 test.each([
   ['standalone', redis],

@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'vitest'
-import { BloomError, decodeSnapshot } from '@bloomkit/core'
+import { decodeSnapshot } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
+import { clusterClient, standaloneClient, uniqueName, errorOf } from '../test/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -12,12 +12,6 @@ afterAll(async () => {
 
 const members = Array.from({ length: 5000 }, (_, i) => `member:${i}`)
 const probes = Array.from({ length: 20_000 }, (_, i) => `probe:${i}`)
-
-async function errorOf(promise: Promise<unknown>): Promise<BloomError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e)
-  expect(error).toBeInstanceOf(BloomError)
-  return error as BloomError
-}
 
 test.each([
   ['standalone', redis],

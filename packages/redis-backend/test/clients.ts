@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis'
-import { inject } from 'vitest'
+import { expect, inject } from 'vitest'
+import { BloomError } from '@bloomkit/core'
 
 /**
  * Client options that never hang: a command fails fast while the server is down (the store's
@@ -34,4 +35,11 @@ let counter = 0
 /** A filter name no other test (or run) uses. */
 export function uniqueName(what: string): string {
   return `test:${what}:${process.pid}:${Date.now().toString(36)}:${counter++}`
+}
+
+/** The BloomError a promise rejects with (fails the test if it resolves or rejects with anything else). */
+export async function errorOf(promise: Promise<unknown>): Promise<BloomError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e)
+  expect(error).toBeInstanceOf(BloomError)
+  return error as BloomError
 }
