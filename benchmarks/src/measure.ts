@@ -46,3 +46,9 @@ export function cycle<T>(items: readonly T[]): () => T {
 export function ratio(ours: number, theirs: number): string {
   return `${(ours / theirs).toFixed(2)}×`
 }
+
+/** The median of a few samples (the upper one of the middle two for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}

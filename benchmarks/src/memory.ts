@@ -1,7 +1,7 @@
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'
-import { chunks, cycle, medianOpsPerSecond, ratio, SAMPLE_TIME_MS, userKeys } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, ratio, SAMPLE_TIME_MS, userKeys } from './measure.js'
 import type { Report } from './report.js'
 
 const CHUNK = 100_000
@@ -9,10 +9,6 @@ const PROBES = 1_000_000
 /** Rounds of alternating measurements per figure. */
 const ROUNDS = 7
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
 
 interface Subject {
   readonly name: string

@@ -3,7 +3,7 @@ import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
 import { startRedisCluster, startRedisServer } from '@bloomkit/redis-backend/testing'
 import { Cluster, Redis } from 'ioredis'
 import { loadavg } from 'node:os'
-import { chunks, cycle, medianOpsPerSecond, ratio, userKeys } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, ratio, userKeys } from './measure.js'
 import type { Report } from './report.js'
 
 const KEYS = 1_000_000
@@ -18,10 +18,6 @@ const CLUSTER_SHARDS = 12
 /** Alternating rounds of bloomkit and baseline measurements. */
 const ROUNDS = 3
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y)
-  return sorted[Math.floor(sorted.length / 2)]
-}
 
 const NAIVE_ADD = `
 local new = {}
