@@ -174,7 +174,10 @@ export class BloomFilter<Sync extends boolean = boolean> {
     yield header
     let crc = 0
     for (const { shard, offset, length } of this.chunkPlan()) {
-      const bytes = await this.store.readShard(shard, offset, length)
+      // A synchronous store may hand out a view of its live bits: copy, so that adds made while the
+      // consumer still holds a chunk cannot change it after its checksum was taken.
+      const read = await this.store.readShard(shard, offset, length)
+      const bytes = this.sync ? read.slice() : read
       crc = crc32(bytes, crc)
       yield bytes
     }

@@ -1,5 +1,5 @@
 import { fc, test } from '@fast-check/vitest'
-import { describe, expect } from 'vitest'
+import { describe, expect, test as plainTest } from 'vitest'
 import { BloomError, BloomFilter, createKeyHasher, estimateErrorRate, sizeFilter, type BloomKey } from '@bloomkit/core'
 import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
 
@@ -168,4 +168,22 @@ describe('MemoryBloomFilter', () => {
     expect(error).toBeInstanceOf(Error)
     expect(error.name).toBe('BloomError')
   })
+})
+
+plainTest('exportChunks hands out copies: adds while a chunk is held do not corrupt the snapshot', async () => {
+  const filter = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01 })
+  filter.addMany(['a', 'b'])
+  const chunks: Uint8Array[] = []
+  for await (const chunk of filter.exportChunks()) {
+    chunks.push(chunk)
+    filter.addMany(Array.from({ length: 200 }, (_, i) => `late:${chunks.length}:${i}`))
+  }
+  const snapshot = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let at = 0
+  for (const chunk of chunks) {
+    snapshot.set(chunk, at)
+    at += chunk.length
+  }
+  const copy = await MemoryBloomFilter.import(snapshot)
+  expect(copy.hasMany(['a', 'b'])).toEqual([true, true])
 })
