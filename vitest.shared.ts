@@ -1,3 +1,4 @@
+import { playwright } from '@vitest/browser-playwright'
 import { fileURLToPath } from 'node:url'
 
 const root = (path: string) => fileURLToPath(new URL(path, import.meta.url))
@@ -24,4 +25,13 @@ export const chromium = {
     '--disable-component-update',
     '--disable-sync',
   ],
+}
+
+/** Vitest's browser mode in headless Debian Chromium: the `test.browser` block of every browser project. */
+export const chromiumBrowser = {
+  enabled: true,
+  headless: true,
+  screenshotFailures: false,
+  provider: playwright({ launchOptions: { executablePath: chromium.executablePath, args: chromium.args } }),
+  instances: [{ browser: 'chromium' as const }],
 }

@@ -1,6 +1,5 @@
-import { playwright } from '@vitest/browser-playwright'
 import { defineProject } from 'vitest/config'
-import { alias, chromium } from '../../vitest.shared.js'
+import { alias, chromiumBrowser } from '../../vitest.shared.js'
 
 /** The LevelDB backend in headless Chromium (Debian's), where `level` is browser-level over IndexedDB. */
 export default defineProject({
@@ -8,12 +7,6 @@ export default defineProject({
   test: {
     name: 'level-browser',
     include: ['src/**/*.browser.test.ts'],
-    browser: {
-      enabled: true,
-      headless: true,
-      screenshotFailures: false,
-      provider: playwright({ launchOptions: { executablePath: chromium.executablePath, args: chromium.args } }),
-      instances: [{ browser: 'chromium' }],
-    },
+    browser: chromiumBrowser,
   },
 })

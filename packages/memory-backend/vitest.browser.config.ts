@@ -1,6 +1,5 @@
-import { playwright } from '@vitest/browser-playwright'
 import { defineProject } from 'vitest/config'
-import { alias, chromium } from '../../vitest.shared.js'
+import { alias, chromiumBrowser } from '../../vitest.shared.js'
 
 /** The memory backend in headless Chromium (Debian's), compared with Node in the same run. */
 export default defineProject({
@@ -9,12 +8,6 @@ export default defineProject({
     name: 'memory-browser',
     include: ['src/**/*.browser.test.ts'],
     globalSetup: ['test/browser-global-setup.ts'],
-    browser: {
-      enabled: true,
-      headless: true,
-      screenshotFailures: false,
-      provider: playwright({ launchOptions: { executablePath: chromium.executablePath, args: chromium.args } }),
-      instances: [{ browser: 'chromium' }],
-    },
+    browser: chromiumBrowser,
   },
 })
