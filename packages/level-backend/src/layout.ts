@@ -1,5 +1,4 @@
-import { BloomError, checkParameters, HASH_SCHEME, type FilterParameters } from '@bloomkit/core'
-import { checksum as crc32 } from './checksum.js'
+import { BloomError, checkParameters, crc32, HASH_SCHEME, type FilterParameters } from '@bloomkit/core'
 
 /**
  * How a filter sits in a LevelDB database (or IndexedDB store). Keys are short strings:
