@@ -35,8 +35,10 @@ export {
   SNAPSHOT_HEADER_BYTES,
   SNAPSHOT_TRAILER_BYTES,
   SNAPSHOT_VERSION,
+  readParameterFields,
   snapshotBytes,
   SnapshotReader,
+  writeParameterFields,
   type PayloadChunk,
   type SnapshotHeader,
 } from './snapshot.js'

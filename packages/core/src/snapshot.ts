@@ -32,6 +32,27 @@ function getUint64(view: DataView, offset: number): number {
   return view.getUint32(offset, true) + view.getUint32(offset + 4, true) * 4294967296
 }
 
+/**
+ * Writes the hash scheme and parameters at bytes 6–23 of `view` (scheme, hashes, seed, shards,
+ * bits as in docs/SPEC.md's header). Backends that keep a header of their own (the LevelDB
+ * metadata record) use the same fields at the same offsets.
+ */
+export function writeParameterFields(view: DataView, parameters: FilterParameters): void {
+  view.setUint8(6, HASH_SCHEME)
+  view.setUint8(7, parameters.hashes)
+  view.setUint32(8, parameters.seed, true)
+  view.setUint32(12, parameters.shards, true)
+  setUint64(view, 16, parameters.bits)
+}
+
+/** Reads what {@link writeParameterFields} wrote, unchecked: callers check the scheme and `checkParameters`. */
+export function readParameterFields(view: DataView): { scheme: number; parameters: FilterParameters } {
+  return {
+    scheme: view.getUint8(6),
+    parameters: { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16) },
+  }
+}
+
 /** The 40-byte header for a filter with these parameters. */
 export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
   const bytes = new Uint8Array(SNAPSHOT_HEADER_BYTES)
@@ -39,11 +60,7 @@ export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
   const { parameters } = header
   view.setUint32(0, MAGIC, true)
   view.setUint16(4, SNAPSHOT_VERSION, true)
-  view.setUint8(6, HASH_SCHEME)
-  view.setUint8(7, parameters.hashes)
-  view.setUint32(8, parameters.seed, true)
-  view.setUint32(12, parameters.shards, true)
-  setUint64(view, 16, parameters.bits)
+  writeParameterFields(view, parameters)
   setUint64(view, 24, Math.min(Math.max(0, Math.round(header.items)), Number.MAX_SAFE_INTEGER))
   view.setUint32(32, 0, true)
   view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
@@ -77,19 +94,14 @@ export function decodeSnapshotHeader(bytes: Uint8Array): SnapshotHeader {
       `snapshot format version ${version} is not supported; this release reads version ${SNAPSHOT_VERSION}`,
     )
   }
-  const scheme = view.getUint8(6)
-  if (scheme !== HASH_SCHEME) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot hash scheme ${scheme} is not supported; this release knows scheme ${HASH_SCHEME}`)
+  const fields = readParameterFields(view)
+  if (fields.scheme !== HASH_SCHEME) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot hash scheme ${fields.scheme} is not supported; this release knows scheme ${HASH_SCHEME}`)
   }
   if (view.getUint32(32, true) !== 0) throw corrupt('has unknown flags set')
   let parameters: FilterParameters
   try {
-    parameters = checkParameters({
-      hashes: view.getUint8(7),
-      seed: view.getUint32(8, true),
-      shards: view.getUint32(12, true),
-      bits: getUint64(view, 16),
-    })
+    parameters = checkParameters(fields.parameters)
   } catch (error) {
     throw new BloomError('BLOOM_CORRUPT_SNAPSHOT', `snapshot header holds impossible parameters: ${(error as Error).message}`, { cause: error })
   }

@@ -1,4 +1,4 @@
-import { BloomError, checkParameters, crc32, HASH_SCHEME, type FilterParameters } from '@bloomkit/core'
+import { BloomError, checkParameters, crc32, HASH_SCHEME, readParameterFields, writeParameterFields, type FilterParameters } from '@bloomkit/core'
 
 /**
  * How a filter sits in a LevelDB database (or IndexedDB store). Keys are short strings:
@@ -69,15 +69,9 @@ function corruptStore(location: string, what: string): BloomError {
 export function encodeMetadata(meta: Metadata): Uint8Array {
   const bytes = new Uint8Array(META_BYTES)
   const view = new DataView(bytes.buffer)
-  const { parameters: p } = meta
   view.setUint32(0, META_MAGIC, true)
   view.setUint16(4, LAYOUT_VERSION, true)
-  view.setUint8(6, HASH_SCHEME)
-  view.setUint8(7, p.hashes)
-  view.setUint32(8, p.seed, true)
-  view.setUint32(12, p.shards, true)
-  view.setUint32(16, p.bits % 4294967296, true)
-  view.setUint32(20, Math.floor(p.bits / 4294967296), true)
+  writeParameterFields(view, meta.parameters)
   view.setUint32(24, meta.pageBytes, true)
   view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
   return bytes
@@ -97,18 +91,13 @@ export function decodeMetadata(location: string, bytes: Uint8Array): Metadata {
   if (version !== LAYOUT_VERSION) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: layout version ${version} is not supported; this release reads version ${LAYOUT_VERSION}`)
   }
-  const scheme = view.getUint8(6)
-  if (scheme !== HASH_SCHEME) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: hash scheme ${scheme} is not supported; this release knows scheme ${HASH_SCHEME}`)
+  const fields = readParameterFields(view)
+  if (fields.scheme !== HASH_SCHEME) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: hash scheme ${fields.scheme} is not supported; this release knows scheme ${HASH_SCHEME}`)
   }
   const pageBytes = view.getUint32(24, true)
   try {
-    const parameters = checkParameters({
-      hashes: view.getUint8(7),
-      seed: view.getUint32(8, true),
-      shards: view.getUint32(12, true),
-      bits: view.getUint32(16, true) + view.getUint32(20, true) * 4294967296,
-    })
+    const parameters = checkParameters(fields.parameters)
     checkPageBytes(pageBytes)
     return { parameters, pageBytes }
   } catch (error) {
