@@ -3,8 +3,9 @@ import { BloomError } from './errors.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBitsOf, shardBytesOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
-import { fillPositions, shardOf } from './positions.js'
+import { positionsOf, shardOf } from './positions.js'
 import { encodeSnapshotHeader, snapshotBytes } from './snapshot.js'
+import { estimateErrorRate } from './sizing.js'
 import { crc32 } from './crc32.js'
 
 /** Keys hashed per call to the store by `addMany`/`hasMany`. */
@@ -26,6 +27,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
   protected readonly hasher: KeyHasher
   private readonly sync: boolean
   protected readonly shardBits: number
+  private readonly fillPositions: ReturnType<typeof positionsOf>
   private readonly single: PositionBatch
   private readonly singleOut = new Uint8Array(1)
   private syncBatch: PositionBatch | undefined
@@ -44,6 +46,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
     this.parameters = store.parameters
     this.sync = store.capabilities.sync
     this.shardBits = shardBitsOf(store.parameters)
+    this.fillPositions = positionsOf(store.parameters.layout)
     this.single = new PositionBatch(1, store.parameters.hashes)
   }
 
@@ -92,10 +95,17 @@ export class BloomFilter<Sync extends boolean = boolean> {
     return this.guard(() => this.after(this.store.countBits(), (counts) => this.countFromBits(counts)))
   }
 
-  /** The false-positive probability of a `has` now, at the current fill: the mean over shards of fill^k. */
+  /**
+   * The false-positive probability of a `has` now, at the current fill: for a classic filter the
+   * mean over shards of fill^k; for a blocked one the model's rate at the estimated count.
+   */
   errorRate(): Outcome<Sync, number> {
     return this.guard(() =>
       this.after(this.store.countBits(), (counts) => {
+        if (this.parameters.layout === 'blocked') {
+          const { bits, hashes } = this.parameters
+          return estimateErrorRate({ bits, hashes, items: this.countFromBits(counts), layout: 'blocked' })
+        }
         let total = 0
         for (let s = 0; s < counts.length; s++) total += Math.pow(counts[s] / this.shardBits, this.parameters.hashes)
         return total / counts.length
@@ -201,7 +211,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
     hasher.hash(key)
     const { shards, hashes } = this.parameters
     batch.shards[index] = shardOf(hasher.a, hasher.b, shards)
-    fillPositions(hasher.a, hasher.b, this.shardBits, hashes, batch.positions, index * hashes)
+    this.fillPositions(hasher.a, hasher.b, this.shardBits, hashes, batch.positions, index * hashes)
   }
 
   protected checkOpen(): void {

@@ -5,9 +5,11 @@ export { BloomError, type BloomErrorCode } from './errors.js'
 export { createKeyHasher, KeyHasher, LANE_B_SEED_XOR, loadWasmHasher, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH, wasmHashingSafe, type BloomKey } from './key-hasher.js'
 export {
   assertSameParameters,
+  BLOCKED_MAX_OVERHEAD,
   checkParameters,
   formatParameters,
-  HASH_SCHEME,
+  HASH_SCHEMES,
+  layoutOfScheme,
   MAX_HASHES,
   MAX_SHARD_BITS,
   MAX_SHARDS,
@@ -15,11 +17,13 @@ export {
   shardBitsOf,
   shardBytesOf,
   sizeFilter,
+  type BitLayout,
   type FilterParameters,
+  type FilterParametersInput,
   type SizingOptions,
 } from './parameters.js'
 export { PositionBatch, type ShardGroup } from './position-batch.js'
-export { fillPositions, scaleToShard, shardOf } from './positions.js'
+export { BLOCK_BITS, blockStart, fillBlockedPositions, fillPositions, positionsOf, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
 export {
   estimateErrorRate,
   optimalCapacity,
@@ -32,6 +36,7 @@ export {
   decodeSnapshot,
   decodeSnapshotHeader,
   encodeSnapshotHeader,
+  knownSchemes,
   SNAPSHOT_HEADER_BYTES,
   SNAPSHOT_TRAILER_BYTES,
   SNAPSHOT_VERSION,

@@ -1,4 +1,5 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
+import { BLOCK_BITS } from './positions.js'
 import { estimateErrorRate, optimalParameters } from './sizing.js'
 
 /** The most bits one shard holds: 2^32, which is also a Redis string's limit (512 MiB). */
@@ -7,15 +8,35 @@ export const MAX_SHARD_BITS = 2 ** 32
 export const MAX_SHARDS = 65_536
 /** The most bit positions per key. */
 export const MAX_HASHES = 64
-/** The only hash scheme so far: XXH32 with two seeds, fmix32 shard choice, enhanced double hashing. */
-export const HASH_SCHEME = 1
+/**
+ * How a key's positions spread over its shard (docs/SPEC.md, section 4):
+ * - `'blocked'`: all of a key's bits fall in one 512-bit block (a 64-byte cache line, one page of a
+ *   LevelDB store), so a check touches memory once. It needs a few per cent more bits for the same
+ *   error rate; `sizeFilter` adds them. The default for new filters.
+ * - `'classic'`: positions spread over the whole shard (enhanced double hashing), the textbook
+ *   filter that Guava and Redisson size; any bit count that is a multiple of 8 works.
+ */
+export type BitLayout = 'blocked' | 'classic'
+
+/** The hash scheme number that snapshots and stores record for each layout. */
+export const HASH_SCHEMES: Readonly<Record<BitLayout, number>> = { classic: 1, blocked: 2 }
+
+/** The layout a recorded hash scheme number stands for, or undefined for a scheme this release does not know. */
+export function layoutOfScheme(scheme: number): BitLayout | undefined {
+  if (scheme === HASH_SCHEMES.classic) return 'classic'
+  if (scheme === HASH_SCHEMES.blocked) return 'blocked'
+  return undefined
+}
 
 /**
  * Everything that decides where a key's bits go. Two filters can be merged, and a snapshot read
  * into a store, only when these are identical. Stored in every snapshot and by every backend.
  */
 export interface FilterParameters {
-  /** Total bits: `shards × shardBits`, where shardBits is a multiple of 8 from 8 to 2^32. */
+  /**
+   * Total bits: `shards × shardBits`, where shardBits is from max(8, hashes) to 2^32 and a multiple
+   * of 8 (classic) or of 512 (blocked).
+   */
   readonly bits: number
   /** Bit positions per key (k), from 1 to 64. */
   readonly hashes: number
@@ -23,7 +44,15 @@ export interface FilterParameters {
   readonly shards: number
   /** Seed of the key hash, an unsigned 32-bit integer. Keep it secret to keep positions unguessable. */
   readonly seed: number
+  /** Where a key's bits go within its shard. */
+  readonly layout: BitLayout
 }
+
+/**
+ * Explicit parameters as a user may write them: `layout` may be left out and then means
+ * `'classic'`, the layout that bit and hash counts from Guava, Redisson or `optimalParameters` assume.
+ */
+export type FilterParametersInput = Omit<FilterParameters, 'layout'> & { readonly layout?: BitLayout }
 
 /** Options that size a new filter. */
 export interface SizingOptions {
@@ -38,6 +67,12 @@ export interface SizingOptions {
   readonly shards?: number
   /** Seed of the key hash, an unsigned 32-bit integer. Default: 0. */
   readonly seed?: number
+  /**
+   * Where a key's bits go; see {@link BitLayout}. Default: `'blocked'` when it needs at most
+   * {@link BLOCKED_MAX_OVERHEAD} more bits than classic for the same error rate (error rates down
+   * to about 0.1 %), otherwise `'classic'`.
+   */
+  readonly layout?: BitLayout
 }
 
 /** Bits in each shard. */
@@ -55,9 +90,10 @@ function roundUpToBytes(bits: number): number {
 }
 
 /**
- * Turns capacity and error rate into full parameters. With one shard the bits are Guava's (rounded
- * up to whole bytes); with more, each shard is grown until the expected error rate, averaged over
- * how unevenly keys spread across shards, is no worse than the one-shard filter's.
+ * Turns capacity and error rate into full parameters. The hashes are Guava's; so are the bits of a
+ * one-shard classic filter (rounded up to whole bytes). Otherwise the bits grow until the expected
+ * error rate is no worse than that classic filter's: a classic filter over several shards pays for
+ * keys spreading unevenly over them, a blocked one for keys spreading unevenly over its blocks.
  *
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
  */
@@ -71,16 +107,13 @@ export function sizeFilter(options: SizingOptions): FilterParameters {
   const requestedShards = options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS)
   const items = options.capacity
   const target = estimateErrorRate({ bits, hashes, items })
-  let shards = requestedShards ?? Math.ceil(bits / MAX_SHARD_BITS)
+  const blocked = options.layout === 'classic' ? 0 : blockedBits(bits, hashes, items, target)
+  const layout = options.layout === undefined ? (blocked <= bits * (1 + BLOCKED_MAX_OVERHEAD) ? 'blocked' : 'classic') : checkLayout(options.layout)
+  const sized = layout === 'blocked' ? blocked : bits
+  let shards = requestedShards ?? Math.ceil(sized / MAX_SHARD_BITS)
   for (;;) {
-    let shardBits = Math.max(roundUpToBytes(Math.ceil(bits / shards)), roundUpToBytes(hashes))
-    if (shards > 1) {
-      // Grow by 0.1 % steps: the first size on target is within 0.1 % of the smallest one.
-      while (estimateErrorRate({ bits: shardBits * shards, hashes, items, shards }) > target) {
-        shardBits = roundUpToBytes(shardBits * 1.001)
-      }
-    }
-    if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed }
+    const shardBits = layout === 'blocked' ? roundUp(Math.ceil(sized / shards), BLOCK_BITS) : classicShardBits(bits, hashes, items, shards, target)
+    if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed, layout }
     if (requestedShards !== undefined) {
       throw invalidParameter('shards', `enough to keep each shard at most 2^32 bits (at least ${shards + 1} here)`, shards)
     }
@@ -89,30 +122,77 @@ export function sizeFilter(options: SizingOptions): FilterParameters {
 }
 
 /**
+ * The most extra bits, as a fraction of the classic filter's, that the default sizing accepts for
+ * the blocked layout: 3 % at a 1 % error rate and 8 % at 0.1 %, but 15 % at 0.01 % and 34 % at 1e-6.
+ */
+export const BLOCKED_MAX_OVERHEAD = 0.1
+
+function roundUp(bits: number, multiple: number): number {
+  return Math.ceil(bits / multiple) * multiple
+}
+
+/** Bits per shard of a classic filter over `shards`, grown until the error rate meets `target`. */
+function classicShardBits(bits: number, hashes: number, items: number, shards: number, target: number): number {
+  let shardBits = Math.max(roundUp(Math.ceil(bits / shards), 8), roundUp(hashes, 8))
+  if (shards === 1) return shardBits
+  // Grow by 0.1 % steps: the first size on target is within 0.1 % of the smallest one.
+  while (estimateErrorRate({ bits: shardBits * shards, hashes, items, shards }) > target) {
+    shardBits = roundUp(shardBits * 1.001, 8)
+  }
+  return shardBits
+}
+
+/**
+ * The fewest bits, in whole blocks, at which a blocked filter meets `target`. How keys spread over
+ * blocks does not depend on the shard count, so neither does this.
+ */
+function blockedBits(bits: number, hashes: number, items: number, target: number): number {
+  const rate = (blocks: number) => estimateErrorRate({ bits: blocks * BLOCK_BITS, hashes, items, layout: 'blocked' })
+  let low = Math.max(1, Math.floor(bits / BLOCK_BITS))
+  let high = low
+  while (rate(high) > target) high *= 2
+  // Binary search over whole blocks: rate() falls as blocks grow.
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2)
+    if (rate(middle) > target) low = middle + 1
+    else high = middle
+  }
+  return high * BLOCK_BITS
+}
+
+function checkLayout(layout: unknown): BitLayout {
+  if (layout !== 'blocked' && layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
+  return layout
+}
+
+/**
  * Validates explicit parameters, as read from a snapshot, a store or a user who knows the sizes.
  *
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the first field out of range.
  */
-export function checkParameters(parameters: FilterParameters): FilterParameters {
+export function checkParameters(parameters: FilterParametersInput): FilterParameters {
   if (parameters === null || typeof parameters !== 'object') throw invalidParameter('parameters', 'an object', parameters)
+  const layout = checkLayout(parameters.layout ?? 'classic')
   const hashes = checkInteger('hashes', parameters.hashes, 1, MAX_HASHES)
   const shards = checkInteger('shards', parameters.shards, 1, MAX_SHARDS)
   const seed = checkInteger('seed', parameters.seed, 0, 0xffffffff)
   const bits = checkInteger('bits', parameters.bits, 8, MAX_SHARDS * MAX_SHARD_BITS)
   const shardBits = bits / shards
-  if (!Number.isInteger(shardBits) || shardBits % 8 !== 0 || shardBits > MAX_SHARD_BITS || shardBits < hashes) {
+  const multiple = layout === 'blocked' ? BLOCK_BITS : 8
+  if (!Number.isInteger(shardBits) || shardBits % multiple !== 0 || shardBits > MAX_SHARD_BITS || shardBits < hashes) {
     throw invalidParameter(
       'bits',
-      `shards × bits per shard, with bits per shard a multiple of 8 from max(8, hashes) to 2^32 (shards = ${shards}, hashes = ${hashes})`,
+      `shards × bits per shard, with bits per shard a multiple of ${multiple} from max(${multiple}, hashes) to 2^32 ` +
+        `(layout = ${layout}, shards = ${shards}, hashes = ${hashes})`,
       bits,
     )
   }
-  return { bits, hashes, shards, seed }
+  return { bits, hashes, shards, seed, layout }
 }
 
 /** Whether two filters place every key on the same bits. */
 export function sameParameters(a: FilterParameters, b: FilterParameters): boolean {
-  return a.bits === b.bits && a.hashes === b.hashes && a.shards === b.shards && a.seed === b.seed
+  return a.bits === b.bits && a.hashes === b.hashes && a.shards === b.shards && a.seed === b.seed && a.layout === b.layout
 }
 
 /** Throws `BLOOM_INCOMPATIBLE`, listing both sets of parameters, unless they are the same. */
@@ -124,8 +204,8 @@ export function assertSameParameters(expected: FilterParameters, actual: FilterP
   )
 }
 
-/** `bits=… hashes=… shards=… seed=…`, for messages. */
+/** `bits=… hashes=… shards=… seed=… layout=…`, for messages. */
 export function formatParameters(p: FilterParameters): string {
-  return `bits=${p.bits} hashes=${p.hashes} shards=${p.shards} seed=${p.seed}`
+  return `bits=${p.bits} hashes=${p.hashes} shards=${p.shards} seed=${p.seed} layout=${p.layout}`
 }
 

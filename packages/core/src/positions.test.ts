@@ -1,12 +1,18 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { fillPositions, MAX_SHARD_BITS, scaleToShard, shardOf } from './index.js'
+import { fillBlockedPositions, fillPositions, MAX_SHARD_BITS, scaleToShard, shardOf } from './index.js'
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff })
 const shardBits = fc.oneof(
   fc.integer({ min: 1, max: 8 }).map((n) => n * 8),
   fc.integer({ min: 1, max: MAX_SHARD_BITS / 8 }).map((n) => n * 8),
   fc.constantFrom(MAX_SHARD_BITS, MAX_SHARD_BITS - 8, 3 * 2 ** 30, 2 ** 31 + 8),
+)
+
+const blockedShardBits = fc.oneof(
+  fc.integer({ min: 1, max: 16 }).map((n) => n * 512),
+  fc.integer({ min: 1, max: MAX_SHARD_BITS / 512 }).map((n) => n * 512),
+  fc.constant(MAX_SHARD_BITS),
 )
 
 /** docs/SPEC.md's definition, in BigInt: h_i = a + i·b + (i³ − i)/6 mod 2^32, position = (h_i · m) >> 32. */
@@ -41,6 +47,22 @@ describe('positions', () => {
       const out = new Uint32Array(k + 2)
       fillPositions(a, b, m, k, out, 1)
       expect(Array.from(out.subarray(1, k + 1))).toEqual(specPositions(a, b, m, k))
+      expect(out[0]).toBe(0)
+      expect(out[k + 1]).toBe(0)
+    },
+  )
+
+  test.prop([u32, u32, blockedShardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
+    'fillBlockedPositions follows the spec: one 512-bit block, probes stepped by 0x9E3779B9',
+    (a, b, m, k) => {
+      const out = new Uint32Array(k + 2)
+      fillBlockedPositions(a, b, m, k, out, 1)
+      const start = Number(((BigInt(a) * BigInt(m / 512)) >> 32n) * 512n)
+      const expected: number[] = []
+      for (let i = 0, h = BigInt(b); i < k; i++, h = (h * 0x9e3779b9n) % 2n ** 32n) expected.push(start + Number(h >> 23n))
+      expect(Array.from(out.subarray(1, k + 1))).toEqual(expected)
+      for (const p of expected) expect(p - start).toBeLessThan(512)
+      expect(start + 512).toBeLessThanOrEqual(m)
       expect(out[0]).toBe(0)
       expect(out[k + 1]).toBe(0)
     },

@@ -4,6 +4,12 @@
  * shard size up to 2^32 bits and any filter size, with no BigInt.
  */
 
+/** Bits per block of the blocked layout: a 64-byte cache line. */
+export const BLOCK_BITS = 512
+
+/** The multiplier that steps a blocked key's probe hash (2^32 / golden ratio, as in RocksDB's cache-local filter). */
+export const PROBE_STEP = 0x9e3779b9 | 0
+
 /** MurmurHash3's 32-bit finaliser: decorrelates the shard choice from the in-shard positions. */
 function fmix32(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
@@ -27,6 +33,7 @@ export function scaleToShard(h: number, shardBits: number): number {
 }
 
 /**
+ * The classic layout (hash scheme 1).
  * Writes the key's `hashes` positions within its shard to `out[offset …]`: enhanced double hashing
  * in 32-bit arithmetic, h_i = (a + i·b + (i³ − i)/6) mod 2^32, then position_i = {@link scaleToShard}(h_i).
  */
@@ -45,4 +52,38 @@ export function fillPositions(
     x = (x + y) | 0
     y = (y + i + 1) | 0
   }
+}
+
+/**
+ * The first bit of the key's block in the blocked layout (hash scheme 2): block ⌊a · blocks / 2^32⌋
+ * of the shard's `shardBits / 512` blocks, times 512.
+ */
+export function blockStart(a: number, shardBits: number): number {
+  return scaleToShard(a >>> 0, shardBits / BLOCK_BITS) * BLOCK_BITS
+}
+
+/**
+ * The blocked layout (hash scheme 2). Writes the key's positions to `out[offset …]`: all in the
+ * block at {@link blockStart}, bit i at the top 9 bits of h_i, where h_0 = b and
+ * h_(i+1) = h_i · 0x9E3779B9 mod 2^32. One multiply per position, and one cache line per key.
+ */
+export function fillBlockedPositions(
+  a: number,
+  b: number,
+  shardBits: number,
+  hashes: number,
+  out: Uint32Array,
+  offset: number,
+): void {
+  const start = blockStart(a, shardBits)
+  let h = b | 0
+  for (let i = 0; i < hashes; i++) {
+    out[offset + i] = start + (h >>> 23)
+    h = Math.imul(h, PROBE_STEP)
+  }
+}
+
+/** The position-filling function of a layout. */
+export function positionsOf(layout: 'blocked' | 'classic'): typeof fillPositions {
+  return layout === 'blocked' ? fillBlockedPositions : fillPositions
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { estimateErrorRate, optimalCapacity, optimalParameters, sizeFilter, MAX_SHARD_BITS } from './index.js'
+import { BLOCKED_MAX_OVERHEAD, estimateErrorRate, optimalCapacity, optimalParameters, sizeFilter, MAX_SHARD_BITS, type SizingOptions } from './index.js'
 
 /**
  * [n, p, bits, hashes] as Guava 31.1 computes them (BloomFilter.optimalNumOfBits and
@@ -121,25 +121,64 @@ describe('estimateErrorRate', () => {
   })
 })
 
+describe('estimateErrorRate, blocked layout', () => {
+  test('costs a little error rate against classic at the same bits, more at lower rates', () => {
+    const at = (errorRate: number) => {
+      const { bits, hashes } = optimalParameters({ capacity: 1_000_000, errorRate })
+      const whole = Math.ceil(bits / 512) * 512
+      return estimateErrorRate({ bits: whole, hashes, items: 1_000_000, layout: 'blocked' }) / estimateErrorRate({ bits: whole, hashes, items: 1_000_000 })
+    }
+    expect(at(0.01)).toBeGreaterThan(1)
+    expect(at(0.01)).toBeLessThan(1.2)
+    expect(at(0.0001)).toBeGreaterThan(at(0.01))
+  })
+
+  test('one block: every key shares it, so the rate is the fill of one block to the power k', () => {
+    const rate = estimateErrorRate({ bits: 512, hashes: 3, items: 20, layout: 'blocked' })
+    expect(rate).toBeCloseTo(Math.pow(1 - Math.pow(1 - 1 / 512, 60), 3), 12)
+  })
+
+  test('refuses bits that are not whole blocks', () => {
+    expect(() => estimateErrorRate({ bits: 1000, hashes: 3, items: 20, layout: 'blocked' })).toThrowError(invalidParameter('bits'))
+  })
+})
+
 describe('sizeFilter', () => {
-  test('one shard: Guava’s bits rounded up to whole bytes', () => {
-    expect(sizeFilter({ capacity: 1_000_000, errorRate: 0.01 })).toEqual({ bits: 9585064, hashes: 7, shards: 1, seed: 0 })
+  test('classic, one shard: Guava’s bits rounded up to whole bytes', () => {
+    expect(sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' })).toEqual({ bits: 9585064, hashes: 7, shards: 1, seed: 0, layout: 'classic' })
+  })
+
+  test('by default, blocked where it costs at most 10 % more bits than classic, classic below that', () => {
+    for (const errorRate of [0.1, 0.01, 0.001]) {
+      const sized = sizeFilter({ capacity: 1_000_000, errorRate })
+      expect(sized.layout).toBe('blocked')
+      expect(sized.bits).toBeLessThanOrEqual(optimalParameters({ capacity: 1_000_000, errorRate }).bits * (1 + BLOCKED_MAX_OVERHEAD))
+    }
+    expect(sizeFilter({ capacity: 1_000_000, errorRate: 1e-4 }).layout).toBe('classic')
+    expect(sizeFilter({ capacity: 1_000_000, errorRate: 1e-4, layout: 'blocked' }).layout).toBe('blocked')
   })
 
   test.each([
-    [1_000_000, 0.01, 16],
-    [10_000, 0.01, 1024],
-    [1_000_000_000, 0.001, 1024],
-  ])('n=%d p=%d over %d shards: sized so the expected error rate is no worse than one shard’s', (capacity, errorRate, shards) => {
+    [1_000_000, 0.01, 16, 'classic'],
+    [10_000, 0.01, 1024, 'classic'],
+    [1_000_000_000, 0.001, 1024, 'classic'],
+    [1_000_000, 0.01, 1, 'blocked'],
+    [1_000_000, 0.01, 16, 'blocked'],
+    [100, 0.01, 1, 'blocked'],
+    [1_000_000, 1e-4, 1, 'blocked'],
+    [1_000_000_000, 0.001, 1024, 'blocked'],
+  ] as const)('n=%d p=%d over %d shard(s), %s: the smallest size whose expected error rate is no worse than Guava’s one shard', (capacity, errorRate, shards, layout) => {
     const guava = optimalParameters({ capacity, errorRate })
     const target = estimateErrorRate({ ...guava, items: capacity })
-    const sized = sizeFilter({ capacity, errorRate, shards })
+    const sized = sizeFilter({ capacity, errorRate, shards, layout })
     expect(sized.shards).toBe(shards)
-    expect((sized.bits / shards) % 8).toBe(0)
+    expect(sized.layout).toBe(layout)
+    const unit = layout === 'blocked' ? 512 : 8
+    expect((sized.bits / shards) % unit).toBe(0)
     expect(estimateErrorRate({ ...sized, items: capacity })).toBeLessThanOrEqual(target)
-    // …and no bigger than it needs to be: 0.5 % fewer bits would miss the target.
-    const smaller = Math.floor((sized.bits / shards) * 0.995 / 8) * 8 * shards
-    expect(estimateErrorRate({ bits: smaller, hashes: sized.hashes, shards, items: capacity })).toBeGreaterThan(target)
+    // …and no bigger than it needs to be: 0.5 % fewer bits (or one block fewer per shard) would miss the target.
+    const smaller = Math.min(Math.floor(((sized.bits / shards) * 0.995) / unit), sized.bits / shards / unit - 1) * unit * shards
+    expect(estimateErrorRate({ bits: smaller, hashes: sized.hashes, shards, items: capacity, layout })).toBeGreaterThan(target)
   })
 
   test('a filter too big for one shard is split so no shard exceeds 2^32 bits', () => {
@@ -157,7 +196,8 @@ describe('sizeFilter', () => {
     [{ capacity: 1000, errorRate: 0.01, seed: 2 ** 32 }, 'seed'],
     [{ capacity: 1000, errorRate: 1e-30 }, 'errorRate'],
     [{ capacity: 1e12, errorRate: 0.01, shards: 2 }, 'shards'],
+    [{ capacity: 1000, errorRate: 0.01, layout: 'cache-line' }, 'layout'],
   ])('%o is refused, naming %s', (options, name) => {
-    expect(() => sizeFilter(options)).toThrowError(invalidParameter(name))
+    expect(() => sizeFilter(options as SizingOptions)).toThrowError(invalidParameter(name))
   })
 })

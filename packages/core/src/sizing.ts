@@ -1,4 +1,5 @@
 import { checkInteger, invalidParameter } from './errors.js'
+import { BLOCK_BITS } from './positions.js'
 
 /** What a filter should hold: how many distinct keys, at what false-positive rate. */
 export interface CapacityOptions {
@@ -59,20 +60,34 @@ export interface ErrorRateOptions extends Dimensions {
   readonly items: number
   /** Shards the bits are split into (each key lives in one, chosen by its hash). Default: 1. */
   readonly shards?: number
+  /**
+   * `'classic'` (the default, as Guava's filter) or `'blocked'`: all of a key's bits in one
+   * 512-bit block; `bits` must then be a multiple of 512.
+   */
+  readonly layout?: 'blocked' | 'classic'
 }
 
 /**
  * The expected false-positive rate of a filter holding `items` keys.
  *
- * Uses the finite-m form 1 − (1 − 1/m)^(k·n) for a shard's fill rather than the asymptotic
- * e^(−kn/m), and with several shards it averages over the binomial spread of keys across shards:
- * a shard that draws more keys than average costs more than a lighter one saves.
+ * Uses the finite-m form 1 − (1 − 1/m)^(k·n) for the fill rather than the asymptotic e^(−kn/m),
+ * and averages over the binomial spread of keys across shards (classic) or blocks (blocked): a
+ * shard or block that draws more keys than average costs more than a lighter one saves.
  */
 export function estimateErrorRate(options: ErrorRateOptions): number {
   const bits = checkInteger('bits', options?.bits, 1, Number.MAX_SAFE_INTEGER)
   const hashes = checkInteger('hashes', options?.hashes, 1, 1024)
   const items = checkInteger('items', options?.items, 0, Number.MAX_SAFE_INTEGER)
   const shards = checkInteger('shards', options?.shards ?? 1, 1, bits)
+  const layout = options.layout ?? 'classic'
+  if (layout === 'blocked') {
+    if (bits % BLOCK_BITS !== 0) throw invalidParameter('bits', `a multiple of ${BLOCK_BITS} for the blocked layout`, bits)
+    // A key's block is uniform over all blocks of all shards, so shards do not matter here.
+    const perBlock = (load: number) => Math.pow(-Math.expm1(hashes * load * Math.log1p(-1 / BLOCK_BITS)), hashes)
+    if (items === 0) return 0
+    return expectOverBinomial(items, BLOCK_BITS / bits, perBlock)
+  }
+  if (layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
   const shardBits = bits / shards
   const rateAt = (load: number) => Math.pow(-Math.expm1(hashes * load * Math.log1p(-1 / shardBits)), hashes)
   if (shards === 1 || items === 0) return rateAt(items)
@@ -85,6 +100,7 @@ export function estimateErrorRate(options: ErrorRateOptions): number {
  * deviations' worth of terms it samples the normal approximation instead, which is exact enough there.
  */
 function expectOverBinomial(n: number, p: number, f: (x: number) => number): number {
+  if (p >= 1) return f(n)
   const mean = n * p
   const sd = Math.sqrt(mean * (1 - p))
   if (sd > 2000) {

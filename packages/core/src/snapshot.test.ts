@@ -14,7 +14,7 @@ import {
 } from './index.js'
 import { ReferenceBitStore } from './testing/index.js'
 
-const parameters: FilterParameters = { bits: 3 * 256, hashes: 4, shards: 3, seed: 99 }
+const parameters: FilterParameters = { bits: 3 * 256, hashes: 4, shards: 3, seed: 99, layout: 'classic' }
 
 async function filledSnapshot(keys: string[]): Promise<Uint8Array> {
   const filter = new BloomFilter(new ReferenceBitStore(parameters), await createKeyHasher(parameters.seed))
@@ -40,13 +40,13 @@ describe('snapshot format', () => {
   })
 
   test('header fields round-trip, and the layout is the one in docs/SPEC.md', () => {
-    const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef }, items: 2 ** 45 + 3 })
+    const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef, layout: 'blocked' }, items: 2 ** 45 + 3 })
     expect(header.length).toBe(SNAPSHOT_HEADER_BYTES)
     expect(new TextDecoder().decode(header.subarray(0, 4))).toBe('BLMK')
     const view = new DataView(header.buffer)
-    expect([view.getUint16(4, true), view.getUint8(6), view.getUint8(7), view.getUint32(8, true), view.getUint32(12, true)]).toEqual([1, 1, 7, 0xdeadbeef, 256])
+    expect([view.getUint16(4, true), view.getUint8(6), view.getUint8(7), view.getUint32(8, true), view.getUint32(12, true)]).toEqual([1, 2, 7, 0xdeadbeef, 256])
     expect(view.getUint32(16, true) + view.getUint32(20, true) * 2 ** 32).toBe(2 ** 40)
-    expect(decodeSnapshotHeader(header)).toEqual({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef }, items: 2 ** 45 + 3 })
+    expect(decodeSnapshotHeader(header)).toEqual({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef, layout: 'blocked' }, items: 2 ** 45 + 3 })
   })
 
   test('a whole snapshot decodes to its parameters and payload', async () => {
@@ -122,6 +122,7 @@ describe('snapshot format', () => {
     ['zero shards', (v: DataView) => v.setUint32(12, 0, true)],
     ['bits not a multiple of shards × 8', (v: DataView) => v.setUint32(16, 3 * 256 + 8, true)],
     ['unknown flags', (v: DataView) => v.setUint32(32, 1, true)],
+    ['the blocked scheme with shards of 256 bits (not whole 512-bit blocks)', (v: DataView) => v.setUint8(6, 2)],
   ])('impossible header fields (%s) are BLOOM_CORRUPT_SNAPSHOT', async (_, edit) => {
     const snapshot = await filledSnapshot(['x'])
     expect(() => decodeSnapshot(withHeaderEdit(snapshot, edit))).toThrowError(corrupt)

@@ -1,6 +1,6 @@
 import { BloomError } from './errors.js'
 import { crc32 } from './crc32.js'
-import { checkParameters, HASH_SCHEME, shardBytesOf, type FilterParameters } from './parameters.js'
+import { checkParameters, HASH_SCHEMES, layoutOfScheme, shardBytesOf, type FilterParameters, type FilterParametersInput } from './parameters.js'
 
 /** Bytes of the snapshot header (docs/SPEC.md, "Snapshot format"). */
 export const SNAPSHOT_HEADER_BYTES = 40
@@ -38,18 +38,24 @@ function getUint64(view: DataView, offset: number): number {
  * metadata record) use the same fields at the same offsets.
  */
 export function writeParameterFields(view: DataView, parameters: FilterParameters): void {
-  view.setUint8(6, HASH_SCHEME)
+  view.setUint8(6, HASH_SCHEMES[parameters.layout])
   view.setUint8(7, parameters.hashes)
   view.setUint32(8, parameters.seed, true)
   view.setUint32(12, parameters.shards, true)
   setUint64(view, 16, parameters.bits)
 }
 
-/** Reads what {@link writeParameterFields} wrote, unchecked: callers check the scheme and `checkParameters`. */
-export function readParameterFields(view: DataView): { scheme: number; parameters: FilterParameters } {
+/**
+ * Reads what {@link writeParameterFields} wrote. `parameters` is unchecked (callers run
+ * `checkParameters`) and undefined when the hash scheme is one this release does not know.
+ */
+export function readParameterFields(view: DataView): { scheme: number; parameters: FilterParametersInput | undefined } {
+  const scheme = view.getUint8(6)
+  const layout = layoutOfScheme(scheme)
+  if (layout === undefined) return { scheme, parameters: undefined }
   return {
-    scheme: view.getUint8(6),
-    parameters: { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16) },
+    scheme,
+    parameters: { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16), layout },
   }
 }
 
@@ -65,6 +71,11 @@ export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
   view.setUint32(32, 0, true)
   view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
   return bytes
+}
+
+/** "1 (classic) and 2 (blocked)", for messages. */
+export function knownSchemes(): string {
+  return Object.entries(HASH_SCHEMES).map(([layout, scheme]) => `${scheme} (${layout})`).join(' and ')
 }
 
 function corrupt(message: string): BloomError {
@@ -95,13 +106,13 @@ export function decodeSnapshotHeader(bytes: Uint8Array): SnapshotHeader {
     )
   }
   const fields = readParameterFields(view)
-  if (fields.scheme !== HASH_SCHEME) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot hash scheme ${fields.scheme} is not supported; this release knows scheme ${HASH_SCHEME}`)
+  if (fields.parameters === undefined) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot hash scheme ${fields.scheme} is not supported; this release knows schemes ${knownSchemes()}`)
   }
   if (view.getUint32(32, true) !== 0) throw corrupt('has unknown flags set')
   let parameters: FilterParameters
   try {
-    parameters = checkParameters(fields.parameters)
+    parameters = checkParameters(fields.parameters!)
   } catch (error) {
     throw new BloomError('BLOOM_CORRUPT_SNAPSHOT', `snapshot header holds impossible parameters: ${(error as Error).message}`, { cause: error })
   }

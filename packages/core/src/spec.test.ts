@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import xxhash from 'xxhash-wasm'
-import { BloomFilter, createKeyHasher, decodeSnapshot, fillPositions, KeyHasher, shardOf } from './index.js'
+import { BloomFilter, createKeyHasher, decodeSnapshot, KeyHasher, positionsOf, shardOf, type BitLayout } from './index.js'
 import { ReferenceBitStore } from './testing/index.js'
 
 const spec = readFileSync(new URL('../../../docs/SPEC.md', import.meta.url), 'utf8')
@@ -19,6 +19,7 @@ interface Vector {
   bits: number
   hashes: number
   shards: number
+  layout?: BitLayout
   a: number
   b: number
   shard: number
@@ -29,19 +30,32 @@ const vectors: Vector[] = JSON.parse(block('json vectors'))
 const keyOf = (v: Vector) => (v.keyHex === undefined ? v.key! : Uint8Array.from(Buffer.from(v.keyHex, 'hex')))
 const wasm = await xxhash()
 
+/** Section 4.2 read literally, in BigInt. */
+function blockedPositions(a: bigint, b: bigint, shardBits: bigint, k: number): number[] {
+  const start = ((a * (shardBits / 512n)) >> 32n) * 512n
+  const out: number[] = []
+  let h = b
+  for (let i = 0; i < k; i++) {
+    out.push(Number(start + (h >> 23n)))
+    h = (h * 0x9e3779b9n) % 2n ** 32n
+  }
+  return out
+}
+
 describe('docs/SPEC.md test vectors', () => {
-  test('there are vectors for text, binary, many shards and a 2^32-bit shard', () => {
-    expect(vectors.length).toBeGreaterThanOrEqual(8)
-    expect(vectors.some((v) => v.keyHex !== undefined)).toBe(true)
-    expect(vectors.some((v) => v.shards >= 1024)).toBe(true)
-    expect(vectors.some((v) => v.bits / v.shards === 2 ** 32)).toBe(true)
+  test.each(['classic', 'blocked'] as const)('there are %s vectors for text, binary, many shards and a 2^32-bit shard', (layout) => {
+    const ofLayout = vectors.filter((v) => (v.layout ?? 'classic') === layout)
+    expect(ofLayout.length).toBeGreaterThanOrEqual(7)
+    expect(ofLayout.some((v) => v.keyHex !== undefined)).toBe(true)
+    expect(ofLayout.some((v) => v.shards >= 1024)).toBe(true)
+    expect(ofLayout.some((v) => v.bits / v.shards === 2 ** 32)).toBe(true)
   })
 
   test.each(vectors.map((v) => [JSON.stringify(v.key ?? v.keyHex).slice(0, 30), v] as const))('%s: the implementation gives the spec’s hashes, shard and positions', (_, v) => {
     const hasher = new KeyHasher(v.seed)
     hasher.hash(keyOf(v))
     const positions = new Uint32Array(v.hashes)
-    fillPositions(hasher.a, hasher.b, v.bits / v.shards, v.hashes, positions, 0)
+    positionsOf(v.layout ?? 'classic')(hasher.a, hasher.b, v.bits / v.shards, v.hashes, positions, 0)
     expect({ a: hasher.a, b: hasher.b, shard: shardOf(hasher.a, hasher.b, v.shards), positions: Array.from(positions) }).toEqual({
       a: v.a,
       b: v.b,
@@ -55,16 +69,19 @@ describe('docs/SPEC.md test vectors', () => {
     const a = wasm.h32Raw(bytes, v.seed)
     const b = wasm.h32Raw(bytes, (v.seed ^ 0x9e3779b9) >>> 0)
     const m = BigInt(v.bits / v.shards)
-    const positions = Array.from({ length: v.hashes }, (_, i) => {
-      const n = BigInt(i)
-      const h = (BigInt(a) + n * BigInt(b) + (n ** 3n - n) / 6n) % 2n ** 32n
-      return Number((h * m) >> 32n)
-    })
+    const positions =
+      v.layout === 'blocked'
+        ? blockedPositions(BigInt(a), BigInt(b), m, v.hashes)
+        : Array.from({ length: v.hashes }, (_, i) => {
+            const n = BigInt(i)
+            const h = (BigInt(a) + n * BigInt(b) + (n ** 3n - n) / 6n) % 2n ** 32n
+            return Number((h * m) >> 32n)
+          })
     expect({ a, b, positions }).toEqual({ a: v.a, b: v.b, positions: v.positions })
   })
 
   test('the snapshot vector is what a filter exports, and decodes to its parameters', async () => {
-    const parameters = { bits: 128, hashes: 3, shards: 2, seed: 7 }
+    const parameters = { bits: 128, hashes: 3, shards: 2, seed: 7, layout: 'classic' as const }
     const filter = new BloomFilter(new ReferenceBitStore(parameters), await createKeyHasher(parameters.seed))
     await filter.addMany(['alpha', 'beta', 'gamma'])
     const expected = block('hex snapshot').trim()
@@ -72,5 +89,14 @@ describe('docs/SPEC.md test vectors', () => {
     const decoded = decodeSnapshot(Uint8Array.from(Buffer.from(expected, 'hex')))
     expect(decoded.parameters).toEqual(parameters)
     expect(decoded.items).toBe(3)
+  })
+
+  test('the blocked snapshot vector is what a blocked filter exports', async () => {
+    const parameters = { bits: 1024, hashes: 3, shards: 2, seed: 7, layout: 'blocked' as const }
+    const filter = new BloomFilter(new ReferenceBitStore(parameters), await createKeyHasher(parameters.seed))
+    await filter.addMany(['alpha', 'beta', 'gamma'])
+    const expected = block('hex snapshot blocked').trim()
+    expect(Buffer.from(await filter.export()).toString('hex')).toBe(expected)
+    expect(decodeSnapshot(Uint8Array.from(Buffer.from(expected, 'hex'))).parameters).toEqual(parameters)
   })
 })

@@ -5,6 +5,7 @@ import {
   type BitStore,
   type BitStoreCapabilities,
   type FilterParameters,
+  type FilterParametersInput,
   type PositionBatch,
 } from '@bloomkit/core'
 import {
@@ -136,7 +137,7 @@ export class LevelBitStore implements BitStore<false> {
    *   `BLOOM_CORRUPT_STORE` when it holds something else, `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`,
    *   `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async create(location: string, parameters: FilterParameters, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
+  static async create(location: string, parameters: FilterParametersInput, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
     const checked = checkParameters(parameters)
     const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
     checkPageTable(checked, pageBytes)

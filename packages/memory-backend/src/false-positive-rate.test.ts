@@ -22,14 +22,17 @@ function chernoffInterval(mu: number): [number, number] {
  * says how unlikely the observed count would be if the filter's true rate were the model's.
  */
 describe.each([
-  { capacity: 100_000, errorRate: 0.01, shards: 1, probes: 400_000 },
-  { capacity: 100_000, errorRate: 0.001, shards: 1, probes: 2_000_000 },
-  { capacity: 20_000, errorRate: 1e-4, shards: 1, probes: 5_000_000 },
-  { capacity: 1_000_000, errorRate: 0.01, shards: 1024, probes: 400_000 },
-  { capacity: 200_000, errorRate: 0.001, shards: 64, probes: 2_000_000 },
-])('false-positive rate, n=$capacity p=$errorRate over $shards shard(s)', ({ capacity, errorRate, shards, probes }) => {
+  { capacity: 100_000, errorRate: 0.01, shards: 1, probes: 400_000, layout: 'blocked' },
+  { capacity: 100_000, errorRate: 0.01, shards: 1, probes: 400_000, layout: 'classic' },
+  { capacity: 100_000, errorRate: 0.001, shards: 1, probes: 2_000_000, layout: 'blocked' },
+  { capacity: 20_000, errorRate: 1e-4, shards: 1, probes: 5_000_000, layout: 'classic' },
+  { capacity: 20_000, errorRate: 1e-4, shards: 1, probes: 5_000_000, layout: 'blocked' },
+  { capacity: 1_000_000, errorRate: 0.01, shards: 1024, probes: 400_000, layout: 'blocked' },
+  { capacity: 1_000_000, errorRate: 0.01, shards: 1024, probes: 400_000, layout: 'classic' },
+  { capacity: 200_000, errorRate: 0.001, shards: 64, probes: 2_000_000, layout: 'blocked' },
+] as const)('false-positive rate, n=$capacity p=$errorRate over $shards shard(s), $layout', ({ capacity, errorRate, shards, probes, layout }) => {
   test('the measured rate is within the Chernoff bound of the model, and the model meets the target', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity, errorRate, shards, seed: 12345 })
+    const filter = await MemoryBloomFilter.create({ capacity, errorRate, shards, seed: 12345, layout })
     for (let i = 0; i < capacity; i++) filter.add(`m:${i}`)
     let positives = 0
     for (let i = 0; i < probes; i++) if (filter.has(`p:${i}`)) positives++
@@ -37,7 +40,7 @@ describe.each([
     const model = estimateErrorRate({ ...filter.parameters, items: capacity })
     const [low, high] = chernoffInterval(model * probes)
     console.log(
-      `n=${capacity} p=${errorRate} shards=${shards}: measured ${(positives / probes).toExponential(3)}, ` +
+      `n=${capacity} p=${errorRate} shards=${shards} ${layout}: measured ${(positives / probes).toExponential(3)}, ` +
         `model ${model.toExponential(3)}, allowed [${(low / probes).toExponential(3)}, ${(high / probes).toExponential(3)}]`,
     )
     expect(positives).toBeGreaterThanOrEqual(low)

@@ -1,4 +1,4 @@
-import { BloomError, shardBytesOf, type BitStore, type BitStoreCapabilities, type FilterParameters, type PositionBatch } from '@bloomkit/core'
+import { BloomError, checkParameters, shardBytesOf, type BitStore, type BitStoreCapabilities, type FilterParameters, type FilterParametersInput, type PositionBatch } from '@bloomkit/core'
 
 const POPCOUNT = Uint8Array.from({ length: 256 }, (_, byte) => {
   let n = 0
@@ -21,7 +21,8 @@ export class MemoryBitStore implements BitStore<true> {
   /**
    * @param bytes Existing bits to adopt (not copied); zeroed bits of the right size by default.
    */
-  constructor(parameters: FilterParameters, bytes?: Uint8Array) {
+  constructor(input: FilterParametersInput, bytes?: Uint8Array) {
+    const parameters = checkParameters(input)
     this.parameters = parameters
     this.shardBytes = shardBytesOf(parameters)
     const length = parameters.bits / 8

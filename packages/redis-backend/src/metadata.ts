@@ -1,4 +1,4 @@
-import { BloomError, checkParameters, HASH_SCHEME, type FilterParameters } from '@bloomkit/core'
+import { BloomError, checkParameters, HASH_SCHEMES, knownSchemes, layoutOfScheme, type FilterParameters } from '@bloomkit/core'
 
 /** Version of the layout in Redis (meta fields, key names, shard marker); bumped on any change. */
 export const STORE_FORMAT = 1
@@ -24,7 +24,7 @@ export interface FilterMeta {
 export function encodeMeta(parameters: FilterParameters, epoch: number, state: FilterState, token: string): string[] {
   return [
     'format', String(STORE_FORMAT),
-    'scheme', String(HASH_SCHEME),
+    'scheme', String(HASH_SCHEMES[parameters.layout]),
     'seed', String(parameters.seed),
     'bits', String(parameters.bits),
     'hashes', String(parameters.hashes),
@@ -60,12 +60,13 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   if (fields.format !== String(STORE_FORMAT)) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
   }
-  if (fields.scheme !== String(HASH_SCHEME)) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses hash scheme ${fields.scheme}; this release knows scheme ${HASH_SCHEME}`)
+  const layout = /^[0-9]+$/.test(fields.scheme ?? '') ? layoutOfScheme(Number(fields.scheme)) : undefined
+  if (layout === undefined) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses hash scheme ${fields.scheme}; this release knows schemes ${knownSchemes()}`)
   }
   let parameters: FilterParameters
   try {
-    parameters = checkParameters({ bits: Number(fields.bits), hashes: Number(fields.hashes), shards: Number(fields.shards), seed: Number(fields.seed) })
+    parameters = checkParameters({ bits: Number(fields.bits), hashes: Number(fields.hashes), shards: Number(fields.shards), seed: Number(fields.seed), layout })
   } catch (error) {
     throw corrupt(`holds impossible parameters (${(error as Error).message})`, error)
   }

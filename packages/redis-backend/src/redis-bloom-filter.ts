@@ -4,7 +4,6 @@ import {
   checkParameters,
   createKeyHasher,
   formatParameters,
-  optimalParameters,
   PositionBatch,
   sameParameters,
   shardBitsOf,
@@ -12,6 +11,7 @@ import {
   SnapshotReader,
   type BloomKey,
   type FilterParameters,
+  type FilterParametersInput,
   type SizingOptions,
 } from '@bloomkit/core'
 import { KeyLayout, checkName } from './key-layout.js'
@@ -71,7 +71,7 @@ function checkClient(redis: unknown): RedisClient {
   return client
 }
 
-function checkRedisParameters(parameters: FilterParameters): FilterParameters {
+function checkRedisParameters(parameters: FilterParametersInput): FilterParameters {
   const checked = checkParameters(parameters)
   if (shardBitsOf(checked) > MAX_REDIS_SHARD_BITS) {
     throw invalidParameter('shards', `enough to keep each shard at most 2^32 − 32 bits (${MAX_REDIS_SHARD_BITS}) on Redis`, checked.shards)
@@ -137,8 +137,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisBloomFilter> {
     if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
     if (options.shards !== undefined) return RedisBloomFilter.fromParameters(redis, name, sizeFilter(options), options)
-    // Sharding grows each shard a little (to keep the error rate), so count again until they fit.
-    let shards = Math.max(1, Math.ceil(optimalParameters(options).bits / DEFAULT_SHARD_BITS))
+    // Classic sharding grows each shard a little (to keep the error rate), so count again until they fit.
+    let shards = Math.max(1, Math.ceil(sizeFilter(options).bits / DEFAULT_SHARD_BITS))
     let parameters = sizeFilter({ ...options, shards })
     while (shardBitsOf(parameters) > DEFAULT_SHARD_BITS) parameters = sizeFilter({ ...options, shards: ++shards })
     return RedisBloomFilter.fromParameters(redis, name, parameters, options)
@@ -151,7 +151,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static async fromParameters(
     redis: RedisClient,
     name: string,
-    parameters: FilterParameters,
+    parameters: FilterParametersInput,
     options: RedisFilterOptions & { readonly ttl?: number } = {},
   ): Promise<RedisBloomFilter> {
     const client = checkClient(redis)

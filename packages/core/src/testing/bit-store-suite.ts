@@ -72,7 +72,7 @@ function spreadKeys(parameters: FilterParameters, count: number, seed: number) {
  */
 export function bitStoreSuite(options: BitStoreSuiteOptions): void {
   const { test, factory, cleanup, timeout, name = 'BitStore' } = options
-  const small: FilterParameters = { bits: 4 * 1024, hashes: 3, shards: 4, seed: 0 }
+  const small: FilterParameters = { bits: 4 * 1024, hashes: 3, shards: 4, seed: 0, layout: 'classic' }
 
   const withStores = (title: string, body: (make: (p?: FilterParameters) => Promise<BitStore>) => Promise<void>) => {
     test(
@@ -184,7 +184,7 @@ export function bitStoreSuite(options: BitStoreSuiteOptions): void {
   })
 
   withStores('a large batch over many shards: every key set is found, counts add up', async (make) => {
-    const parameters: FilterParameters = { bits: 64 * 8192, hashes: 7, shards: 64, seed: 0 }
+    const parameters: FilterParameters = { bits: 64 * 8192, hashes: 7, shards: 64, seed: 0, layout: 'classic' }
     const store = await make(parameters)
     const keys = spreadKeys(parameters, 20_000, 42)
     const added = new Uint8Array(keys.length)
@@ -210,7 +210,7 @@ export function bitStoreSuite(options: BitStoreSuiteOptions): void {
   })
 
   withStores('concurrent setBits calls lose nothing', async (make) => {
-    const store = await make({ bits: 16 * 4096, hashes: 5, shards: 16, seed: 0 })
+    const store = await make({ bits: 16 * 4096, hashes: 5, shards: 16, seed: 0, layout: 'classic' })
     const parameters = store.parameters
     const groups = Array.from({ length: 8 }, (_, g) => spreadKeys(parameters, 500, 1000 + g))
     await Promise.all(groups.map((keys) => store.setBits(batchOf(5, keys), new Uint8Array(keys.length))))

@@ -1,6 +1,6 @@
 import type { BitStore, BitStoreCapabilities } from '../bit-store.js'
 import { BloomError } from '../errors.js'
-import { shardBytesOf, type FilterParameters } from '../parameters.js'
+import { checkParameters, shardBytesOf, type FilterParameters, type FilterParametersInput } from '../parameters.js'
 import type { PositionBatch } from '../position-batch.js'
 
 /**
@@ -13,8 +13,8 @@ export class ReferenceBitStore implements BitStore<false> {
   private readonly shards: Set<number>[]
   private closed = false
 
-  constructor(parameters: FilterParameters) {
-    this.parameters = parameters
+  constructor(parameters: FilterParametersInput) {
+    this.parameters = checkParameters(parameters)
     this.shards = Array.from({ length: parameters.shards }, () => new Set<number>())
   }
 
