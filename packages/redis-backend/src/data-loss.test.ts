@@ -8,11 +8,19 @@ afterAll(async () => {
   await Promise.all([redis.quit(), cluster.quit()])
 })
 
+// Both ways a batch touches a shard: BITFIELD per bit, and reading or ORing the whole shard.
+const plans = [
+  ['BITFIELD', 0],
+  ['whole shards', 2 ** 31 - 1],
+] as const
+
 test.each([
-  ['standalone', redis],
-  ['Cluster', cluster],
-] as const)('a deleted shard raises BLOOM_DATA_LOST on has, hasMany, add and estimateCount, never "absent" (%s)', async (_, client) => {
-  const filter = await RedisBloomFilter.create(client, uniqueName('lost'), { capacity: 10_000, errorRate: 0.01, shards: 4 })
+  ['standalone', plans[0][0], redis, plans[0][1]],
+  ['standalone', plans[1][0], redis, plans[1][1]],
+  ['Cluster', plans[0][0], cluster, plans[0][1]],
+  ['Cluster', plans[1][0], cluster, plans[1][1]],
+] as const)('a deleted shard raises BLOOM_DATA_LOST on has, hasMany, add and estimateCount, never "absent" (%s, %s)', async (_, _plan, client, scanBytesPerKey) => {
+  const filter = await RedisBloomFilter.create(client, uniqueName('lost'), { capacity: 10_000, errorRate: 0.01, shards: 4, scanBytesPerKey })
   const keys = Array.from({ length: 2000 }, (_, i) => `k:${i}`)
   await filter.addMany(keys)
   const lostShard = 2

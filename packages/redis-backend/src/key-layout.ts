@@ -67,7 +67,8 @@ export function checkName(name: unknown): string {
  * Where a named filter lives in Redis:
  * - `<name>:meta`, a hash with the parameters, epoch, generation and state;
  * - `<name>:<s>:{<tag>}`, shard `s`'s bits followed by a 4-byte marker;
- * - `<name>:<s>:next:{<tag>}`, shard `s` of the generation being built (create, import, rebuild, clear).
+ * - `<name>:<s>:next:{<tag>}`, shard `s` of the generation being built (create, import, rebuild, clear);
+ * - `<name>:<s>:or:{<tag>}`, a batch's bits on their way into shard `s` (see `scratch`).
  *
  * Shard `s` gets the hash tag of slot `(slot(name) + ⌊s · 16384 / shards⌋) mod 16384`: tags are
  * distinct per shard and evenly spaced over the slot space, so shards spread over all masters of a
@@ -79,6 +80,7 @@ export class KeyLayout {
   readonly meta: string
   private readonly live: string[]
   private readonly next: string[]
+  private readonly tags: string[]
 
   constructor(name: string, shards: number) {
     this.name = checkName(name)
@@ -86,8 +88,10 @@ export class KeyLayout {
     const base = slotOf(name)
     this.live = []
     this.next = []
+    this.tags = []
     for (let s = 0; s < shards; s++) {
       const tag = tagForSlot((base + Math.floor((s * SLOTS) / shards)) % SLOTS)
+      this.tags.push(tag)
       this.live.push(`${name}:${s}:{${tag}}`)
       this.next.push(`${name}:${s}:next:{${tag}}`)
     }
@@ -101,5 +105,14 @@ export class KeyLayout {
   /** The key where shard `shard` of the next generation is built. */
   nextShard(shard: number): string {
     return this.next[shard]
+  }
+
+  /**
+   * The key in shard `shard`'s slot that carries one batch's bits into the shard (a whole-shard
+   * OR). It is written and deleted inside one MULTI/EXEC, so concurrent batches never see each
+   * other's; it also expires on its own, should a transaction fail halfway.
+   */
+  scratch(shard: number): string {
+    return `${this.name}:${shard}:or:{${this.tags[shard]}}`
   }
 }

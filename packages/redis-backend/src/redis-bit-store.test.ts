@@ -9,5 +9,10 @@ afterAll(async () => {
   await Promise.all([standalone.quit(), cluster.quit()])
 })
 
+// Default tuning: the suite's batches mostly read and OR its small shards whole.
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, parameters), name: 'RedisBitStore (standalone)', timeout: 20_000 })
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, parameters), name: 'RedisBitStore (Cluster)', timeout: 20_000 })
+// BITFIELD per bit only, as for batches spread thinly over large shards.
+const bitfieldOnly = { scanBytesPerKey: 0 }
+bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, parameters, bitfieldOnly), name: 'RedisBitStore (standalone, BITFIELD only)', timeout: 20_000 })
+bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, parameters, bitfieldOnly), name: 'RedisBitStore (Cluster, BITFIELD only)', timeout: 20_000 })

@@ -11,7 +11,8 @@ import type { Cluster, Command, Redis } from 'ioredis'
 import { bitfieldCommand } from './bitfield-command.js'
 import type { KeyLayout } from './key-layout.js'
 import { dataLost, storeError, withTimeout } from './redis-errors.js'
-import { COUNT_SHARD, DISCARD_UNMARKED, OR_SHARD, READ_SHARD, SET_MARKER, SWAP_SHARD, WRITE_SHARD } from './scripts.js'
+import { COUNT_SHARD, DISCARD_UNMARKED, OR_SCRATCH, OR_SHARD, READ_SHARD, SET_MARKER, SWAP_SHARD, WRITE_SHARD } from './scripts.js'
+import { addKeys, markerOf, setKeys, testKeys } from './shard-scan.js'
 
 /** A connected ioredis client: standalone (`Redis`) or `Cluster`, with the user's own options. */
 export type RedisClient = Redis | Cluster
@@ -26,6 +27,14 @@ export interface RedisStoreOptions {
   readonly timeout?: number
   /** Keys per BITFIELD command, from 1 to 65 536. Default: 512 (measured best of 256–4096 on loopback). */
   readonly keysPerCommand?: number
+  /**
+   * When a batch puts many keys into one shard, reading or ORing the whole shard costs less than
+   * a BITFIELD operation per bit: a batch does so for a shard of at most 4 MiB that holds at
+   * least one of its keys per `scanBytesPerKey` bytes. From 0 (always BITFIELD) to 2^31 − 1.
+   * Default: 512, where a whole-shard read or OR moves at most ~2× (read) or ~4× (OR) the bytes
+   * the BITFIELD commands would, and was measured ~4× (OR) to ~15× (read) cheaper in CPU.
+   */
+  readonly scanBytesPerKey?: number
 }
 
 /** Which generation of shard keys a store reads and writes. */
@@ -40,6 +49,10 @@ export const IO_CHUNK_BYTES = 1 << 20
  * growth then leaves up to 1 MiB unused at its end.
  */
 export const ALLOC_STEP_BYTES = 4 << 20
+/** The largest shard (bits and marker) a batch reads or ORs whole: no command moves more than 4 MiB. */
+const MAX_SCAN_BYTES = 4 << 20
+/** Milliseconds a batch's scratch key lives should its transaction fail halfway (it is deleted at once otherwise). */
+const SCRATCH_TTL_MS = 60_000
 /** Bytes per orShard script call; the OR loop runs in Lua, so it is kept short to bound the blocking. */
 const OR_CHUNK_BYTES = 1 << 16
 /** Batches this small (single add/has calls) wait for the current tick to end and travel together. */
@@ -93,6 +106,9 @@ export class RedisBitStore implements BitStore<false> {
   /** Milliseconds each command may take; see {@link RedisStoreOptions.timeout}. */
   readonly timeout: number
   private readonly keysPerCommand: number
+  private readonly scanBytesPerKey: number
+  /** The fewest keys of a batch in one shard for which it reads or ORs the whole shard. */
+  private readonly scanMinKeys: number
   private readonly shardBits: number
   private readonly shardBytes: number
   private readonly marker: number
@@ -114,8 +130,10 @@ export class RedisBitStore implements BitStore<false> {
     this.generation = generation
     this.timeout = options.timeout ?? 5000
     this.keysPerCommand = options.keysPerCommand ?? 512
+    this.scanBytesPerKey = options.scanBytesPerKey ?? 512
     this.shardBits = shardBitsOf(parameters)
     this.shardBytes = shardBytesOf(parameters)
+    this.scanMinKeys = this.scanBytesPerKey === 0 || this.shardBytes + 4 > MAX_SCAN_BYTES ? Infinity : Math.ceil(this.shardBytes / this.scanBytesPerKey)
     this.marker = epoch * 2
     this.markerPlain = markerBytes(this.marker)
     this.markerFlagged = markerBytes(this.marker + 1)
@@ -123,7 +141,7 @@ export class RedisBitStore implements BitStore<false> {
 
   /** The store that writes the next generation's keys, as a rebuild does. */
   nextGeneration(): RedisBitStore {
-    return new RedisBitStore(this.client, this.layout, this.parameters, this.epoch, { timeout: this.timeout, keysPerCommand: this.keysPerCommand }, 'next')
+    return new RedisBitStore(this.client, this.layout, this.parameters, this.epoch, { timeout: this.timeout, keysPerCommand: this.keysPerCommand, scanBytesPerKey: this.scanBytesPerKey }, 'next')
   }
 
   setBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
@@ -318,10 +336,17 @@ export class RedisBitStore implements BitStore<false> {
     )
   }
 
-  /** One command per shard and chunk of `keysPerCommand` keys, all in flight together. */
+  /**
+   * Per shard, one whole-shard read or OR if the batch has enough keys there, else one BITFIELD
+   * per chunk of `keysPerCommand` keys; all in flight together.
+   */
   private async run(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void> {
     const commands: Promise<void>[] = []
     for (const { shard, keys } of batch.groupByShard()) {
+      if (keys.length >= this.scanMinKeys) {
+        commands.push(set ? this.orWhole(shard, batch, keys, out) : this.readWhole(shard, batch, keys, out))
+        continue
+      }
       for (let from = 0; from < keys.length; from += this.keysPerCommand) {
         commands.push(this.send(set, shard, batch, keys, from, Math.min(keys.length, from + this.keysPerCommand), out, this.generation, set))
       }
@@ -371,6 +396,51 @@ export class RedisBitStore implements BitStore<false> {
         await this.send(true, shard, batch, keys, from, to, ignored, 'live', false)
       }
     }
+  }
+
+  /** Tests the keys' bits in a copy of the whole shard: one GETRANGE, which also reads the marker. */
+  private async readWhole(shard: number, batch: PositionBatch, keys: Uint32Array, out: Uint8Array): Promise<void> {
+    const key = this.key(shard)
+    const what = `has on ${key}`
+    const bytes = await this.call(this.client.getrangeBuffer(key, 0, this.shardBytes + 3), what)
+    if (!this.accepts(markerOf(bytes, this.shardBytes))) throw dataLost(what)
+    testKeys(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out)
+  }
+
+  /**
+   * Adds the keys with one transaction on the shard's slot: SET the batch's bits into the
+   * scratch key, GETRANGE the shard (its bits before the batch, and its marker), and OR the
+   * scratch key into it (and into the next generation while a rebuild runs). MULTI/EXEC makes the
+   * three one atomic step, so the old bits say exactly which keys were new, as BITFIELD's
+   * replies would.
+   */
+  private async orWhole(shard: number, batch: PositionBatch, keys: Uint32Array, out: Uint8Array): Promise<void> {
+    const key = this.key(shard)
+    const what = `add on ${key}`
+    const delta = Buffer.alloc(this.shardBytes)
+    setKeys(delta, batch.positions, batch.hashes, keys, 0, keys.length)
+    const scratch = this.layout.scratch(shard)
+    const next = this.layout.nextShard(shard)
+    const accepted = this.generation === 'live' ? this.markerFlagged : this.markerPlain
+    const replies = await this.call(
+      this.client
+        .multi()
+        .set(scratch, delta, 'PX', SCRATCH_TTL_MS)
+        .getrangeBuffer(key, 0, this.shardBytes + 3)
+        .eval(OR_SCRATCH, 3, key, scratch, next, this.shardBytes, this.markerPlain, accepted, this.generation === 'live' ? '1' : '0')
+        .exec(),
+      what,
+    )
+    if (replies === null) throw storeError(new Error('transaction aborted'), what)
+    for (const [error] of replies) if (error) throw storeError(error, what)
+    const bytes = replies[1][1] as Buffer
+    if (!this.accepts(markerOf(bytes, this.shardBytes))) throw dataLost(what)
+    addKeys(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out)
+  }
+
+  /** Whether a shard with this marker is this store's to read and write. */
+  private accepts(marker: number): boolean {
+    return marker === this.marker || (marker === this.marker + 1 && this.generation === 'live')
   }
 
   private sendCommand(command: Command): Promise<unknown> {

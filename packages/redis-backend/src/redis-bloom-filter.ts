@@ -82,6 +82,7 @@ function checkRedisParameters(parameters: FilterParametersInput): FilterParamete
 function checkOptions(options: RedisFilterOptions): void {
   if (options.timeout !== undefined && options.timeout !== Infinity) checkInteger('timeout', options.timeout, 1, 2 ** 31 - 1)
   if (options.keysPerCommand !== undefined) checkInteger('keysPerCommand', options.keysPerCommand, 1, 65_536)
+  if (options.scanBytesPerKey !== undefined) checkInteger('scanBytesPerKey', options.scanBytesPerKey, 0, 2 ** 31 - 1)
   if (options.lockWait !== undefined) checkInteger('lockWait', options.lockWait, 0, 2 ** 31 - 1)
 }
 

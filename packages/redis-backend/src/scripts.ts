@@ -1,5 +1,5 @@
-// Lua scripts for everything but the hot path (which is plain BITFIELD). Each touches one key,
-// or two keys sharing a hash tag, so each is atomic in standalone Redis and in a Cluster.
+// Lua scripts for everything but the per-bit hot path (which is plain BITFIELD). Each touches one
+// key, or keys sharing a hash tag, so each is atomic in standalone Redis and in a Cluster.
 // Shard scripts take ARGV[1] = the marker's byte offset and ARGV[2], ARGV[3] = the two marker
 // values (4 bytes each) that are acceptable; a shard key without one of them is lost.
 
@@ -36,6 +36,30 @@ for i = 1, #add, step do
   out[#out + 1] = string.char(unpack(a))
 end
 return redis.call('SETRANGE', KEYS[1], from, table.concat(out))`
+
+/**
+ * ORs the bits in KEYS[2] (a batch's scratch key) into the marked shard KEYS[1] with BITOP, which
+ * runs over whole words in C, keeping the shard's TTL (BITOP drops it); deletes KEYS[2]. If the
+ * marker is the flagged one and ARGV[4] is '1', a rebuild is running: the bits also go into the
+ * next generation KEYS[3] if it is complete (marked ARGV[2]); one that is gone was abandoned.
+ * Returns 0, changing nothing, when KEYS[1] is missing or not marked.
+ */
+export const OR_SCRATCH = `
+local at = tonumber(ARGV[1])
+local marker = redis.call('GETRANGE', KEYS[1], at, at + 3)
+if marker ~= ARGV[2] and marker ~= ARGV[3] then
+  redis.call('DEL', KEYS[2])
+  return 0
+end
+local function orInto(key)
+  local ttl = redis.call('PTTL', key)
+  redis.call('BITOP', 'OR', key, key, KEYS[2])
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+end
+orInto(KEYS[1])
+if marker ~= ARGV[2] and ARGV[4] == '1' and redis.call('GETRANGE', KEYS[3], at, at + 3) == ARGV[2] then orInto(KEYS[3]) end
+redis.call('DEL', KEYS[2])
+return 1`
 
 /** Replaces the marker (ARGV[2] or ARGV[3]) with ARGV[4]; 0 when the key is missing or not marked. */
 export const SET_MARKER = `
