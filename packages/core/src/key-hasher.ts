@@ -53,6 +53,8 @@ export class KeyHasher implements HashPair {
   /** Whether xxhash-wasm serves long keys; false where WebAssembly is unavailable. */
   readonly usesWasm: boolean
   private readonly wasm: XXHashAPI | undefined
+  /** Strings shorter than this take the pure-JS pass: WASM_MIN_STRING_LENGTH, or every string without WebAssembly. */
+  private readonly wasmMinStringLength: number
   private readonly encoder = new TextEncoder()
   private scratch = new Uint8Array(256)
 
@@ -62,10 +64,17 @@ export class KeyHasher implements HashPair {
     this.seedB = (seed ^ LANE_B_SEED_XOR) >>> 0
     this.wasm = wasmApi
     this.usesWasm = wasmApi !== undefined
+    this.wasmMinStringLength = wasmApi === undefined ? Infinity : WASM_MIN_STRING_LENGTH
   }
 
   /** Sets `a` and `b` for `key`. Throws `BLOOM_INVALID_KEY` for anything but a string or Uint8Array. */
   hash(key: BloomKey): void {
+    // The common case first, in a method small enough for V8 to inline into every add and has.
+    if (typeof key === 'string' && key.length < this.wasmMinStringLength && xxh32PairAscii(key, this.seedA, this.seedB, this)) return
+    this.hashOther(key)
+  }
+
+  private hashOther(key: BloomKey): void {
     if (typeof key === 'string') {
       if (key.length < WASM_MIN_STRING_LENGTH || this.wasm === undefined) {
         if (!xxh32PairAscii(key, this.seedA, this.seedB, this)) this.hashEncoded(key)

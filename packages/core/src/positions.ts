@@ -29,6 +29,8 @@ export function shardOf(a: number, b: number, shards: number): number {
  * 16-bit halves so that every product stays below 2^49.
  */
 export function scaleToShard(h: number, shardBits: number): number {
+  // Up to 2^21 the plain product stays below 2^53, so it is exact as it is.
+  if (shardBits <= 0x200000) return Math.floor((h * shardBits) / 4294967296)
   return Math.floor(((h >>> 16) * shardBits + Math.floor(((h & 0xffff) * shardBits) / 65536)) / 65536)
 }
 

@@ -1,5 +1,5 @@
 import {
-  blockStart,
+  BLOCK_BITS,
   BloomFilter,
   checkParameters,
   createKeyHasher,
@@ -29,6 +29,10 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   private readonly bytes: Uint8Array
   private readonly shardBytes: number
   private readonly blocked: boolean
+  private readonly blocksPerShard: number
+  // Copies of parameters.hashes and .shards, one property load closer to the hot loops.
+  private readonly hashes: number
+  private readonly shards: number
 
   /** Prefer {@link MemoryBloomFilter.create}; this adopts a store and a hasher made for its seed. */
   constructor(store: MemoryBitStore, hasher: KeyHasher) {
@@ -36,6 +40,9 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     this.bytes = store.bytes
     this.shardBytes = shardBytesOf(store.parameters)
     this.blocked = store.parameters.layout === 'blocked'
+    this.blocksPerShard = this.shardBits / BLOCK_BITS
+    this.hashes = store.parameters.hashes
+    this.shards = store.parameters.shards
   }
 
   /**
@@ -88,12 +95,24 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     this.checkOpen()
     const hasher = this.hasher
     hasher.hash(key)
-    if (this.blocked) return this.addBlocked(hasher.a, hasher.b)
+    return this.blocked ? this.addBlocked(hasher.a, hasher.b) : this.addClassic(hasher.a, hasher.b)
+  }
+
+  override has(key: BloomKey): boolean {
+    this.checkOpen()
+    const hasher = this.hasher
+    hasher.hash(key)
+    return this.blocked ? this.hasBlocked(hasher.a, hasher.b) : this.hasClassic(hasher.a, hasher.b)
+  }
+
+  // One small method per layout, so that add and has stay small enough for V8 to inline the hash.
+
+  private addClassic(a: number, b: number): boolean {
     const { bytes, shardBits } = this
-    const base = shardOf(hasher.a, hasher.b, this.parameters.shards) * this.shardBytes
+    const base = shardOf(a, b, this.parameters.shards) * this.shardBytes
     const hashes = this.parameters.hashes
-    let x = hasher.a | 0
-    let y = hasher.b | 0
+    let x = a | 0
+    let y = b | 0
     let added = 0
     for (let i = 0; i < hashes; i++) {
       const position = scaleToShard(x >>> 0, shardBits)
@@ -108,16 +127,12 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     return added !== 0
   }
 
-  override has(key: BloomKey): boolean {
-    this.checkOpen()
-    const hasher = this.hasher
-    hasher.hash(key)
-    if (this.blocked) return this.hasBlocked(hasher.a, hasher.b)
+  private hasClassic(a: number, b: number): boolean {
     const { bytes, shardBits } = this
-    const base = shardOf(hasher.a, hasher.b, this.parameters.shards) * this.shardBytes
+    const base = shardOf(a, b, this.parameters.shards) * this.shardBytes
     const hashes = this.parameters.hashes
-    let x = hasher.a | 0
-    let y = hasher.b | 0
+    let x = a | 0
+    let y = b | 0
     for (let i = 0; i < hashes; i++) {
       const position = scaleToShard(x >>> 0, shardBits)
       if ((bytes[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) return false
@@ -129,11 +144,10 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   private addBlocked(a: number, b: number): boolean {
     const bytes = this.bytes
-    const base = shardOf(a, b, this.parameters.shards) * this.shardBytes + (blockStart(a, this.shardBits) >>> 3)
-    const hashes = this.parameters.hashes
+    const base = this.blockByte(a, b)
     let h = b | 0
     let added = 0
-    for (let i = 0; i < hashes; i++) {
+    for (let i = this.hashes; i > 0; i--) {
       const bit = h >>> 23
       const index = base + (bit >>> 3)
       const mask = 0x80 >>> (bit & 7)
@@ -147,15 +161,20 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   private hasBlocked(a: number, b: number): boolean {
     const bytes = this.bytes
-    const base = shardOf(a, b, this.parameters.shards) * this.shardBytes + (blockStart(a, this.shardBits) >>> 3)
-    const hashes = this.parameters.hashes
+    const base = this.blockByte(a, b)
     let h = b | 0
-    for (let i = 0; i < hashes; i++) {
+    for (let i = this.hashes; i > 0; i--) {
       const bit = h >>> 23
       if ((bytes[base + (bit >>> 3)] & (0x80 >>> (bit & 7))) === 0) return false
       h = Math.imul(h, PROBE_STEP)
     }
     return true
+  }
+
+  /** The first byte of the key's block: its shard's start plus core's blockStart, in bytes. */
+  private blockByte(a: number, b: number): number {
+    const block = scaleToShard(a >>> 0, this.blocksPerShard) * (BLOCK_BITS / 8)
+    return this.shards === 1 ? block : shardOf(a, b, this.shards) * this.shardBytes + block
   }
 
   override addMany(keys: Iterable<BloomKey>): boolean[] {
