@@ -368,8 +368,9 @@ export class RedisBitStore implements BitStore<false> {
     const key = generation === 'live' ? this.layout.shard(shard) : this.layout.nextShard(shard)
     const what = `${set ? 'add' : 'has'} on ${key}`
     const command = bitfieldCommand(set, this.prefix + key, this.shardBits, batch.positions, batch.hashes, keys, from, to)
-    const reply = (await this.call(this.sendCommand(command), what)) as number[]
-    const marker = reply[0]
+    // Integers, or strings of digits for a client with ioredis's stringNumbers option.
+    const reply = (await this.call(this.sendCommand(command), what)) as Array<number | string>
+    const marker = Number(reply[0])
     const flagged = marker === this.marker + 1 && generation === 'live'
     if (marker !== this.marker && !flagged) {
       // A write to a lost key just re-created it without a marker: remove that debris so it
@@ -381,7 +382,7 @@ export class RedisBitStore implements BitStore<false> {
     for (let k = from, r = 1; k < to; k++) {
       let result = set ? 0 : 1
       for (let end = r + hashes; r < end; r++) {
-        if (reply[r] === 0) result = set ? 1 : 0
+        if (Number(reply[r]) === 0) result = set ? 1 : 0
       }
       out[keys[k]] = result
     }

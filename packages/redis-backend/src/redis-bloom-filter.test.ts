@@ -207,12 +207,16 @@ test('a key of another type under the filter’s names gives BLOOM_CORRUPT_STORE
   expect(await codeOf(RedisBloomFilter.open(redis, other))).toBe('BLOOM_UNSUPPORTED_VERSION')
 })
 
-test('keyPrefix of the user’s client is honoured by every command', async () => {
+// Both ways a batch reaches Redis: whole shard (the default for shards this small) and BITFIELD.
+test.each([
+  ['whole shards', 512],
+  ['BITFIELD', 0],
+])('keyPrefix of the user’s client is honoured by every command (%s)', async (_, scanBytesPerKey) => {
   const { host, port } = inject('redisStandalone')
   const prefixed = new Redis({ host, port, keyPrefix: 'tenant7:', maxRetriesPerRequest: 1 })
   try {
     const name = uniqueName('prefix')
-    const filter = await RedisBloomFilter.create(prefixed, name, { capacity: 1000, errorRate: 0.01, shards: 2 })
+    const filter = await RedisBloomFilter.create(prefixed, name, { capacity: 1000, errorRate: 0.01, shards: 2, scanBytesPerKey })
     expect(await filter.addMany(['a', 'b'])).toEqual([true, true])
     expect(await filter.hasMany(['a', 'b', 'c'])).toEqual([true, true, false])
     expect(await redis.exists(`tenant7:${name}:meta`, `tenant7:${filter.bitStore.layout.shard(0)}`)).toBe(2)
@@ -220,6 +224,23 @@ test('keyPrefix of the user’s client is honoured by every command', async () =
     await filter.destroy()
   } finally {
     await prefixed.quit()
+  }
+})
+
+test.each([
+  ['whole shards', 512],
+  ['BITFIELD', 0],
+])('a client with stringNumbers (integer replies as strings) gets the same answers (%s)', async (_, scanBytesPerKey) => {
+  const { host, port } = inject('redisStandalone')
+  const strings = new Redis({ host, port, stringNumbers: true, maxRetriesPerRequest: 1 })
+  try {
+    const filter = await RedisBloomFilter.create(strings, uniqueName('strings'), { capacity: 1000, errorRate: 0.01, shards: 2, scanBytesPerKey })
+    expect(await filter.addMany(['a', 'b', 'a'])).toEqual([true, true, false])
+    expect(await filter.hasMany(['a', 'b', 'c'])).toEqual([true, true, false])
+    expect(await filter.add('b')).toBe(false)
+    await filter.destroy()
+  } finally {
+    await strings.quit()
   }
 })
 
