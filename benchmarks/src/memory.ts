@@ -7,7 +7,7 @@ import type { Report } from './report.js'
 const CHUNK = 100_000
 const PROBES = 1_000_000
 /** Rounds of alternating measurements per figure. */
-const ROUNDS = 7
+const ROUNDS = 9
 
 
 interface Subject {
@@ -95,13 +95,20 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
       report.add({ suite: 'memory', task: `has ${label} (absent)`, subject: subject.name, opsPerSecond: r.miss })
     }
     const o = results.get('bloomkit')!
-    const p = results.get('bloomfilter@1.1.0')!
+    // Each round measures both libraries back to back, so the round's ratio is untouched by the
+    // machine's slower and faster spells: report the median of the rounds' ratios and their range.
+    const oursRounds = tasks.get('bloomkit')!.samples
+    const theirRounds = tasks.get('bloomfilter@1.1.0')!.samples
+    const pairedRatio = (task: keyof Rates) => {
+      const ratios = oursRounds.map((sample, round) => sample[task] / theirRounds[round][task])
+      return `${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
+    }
     report.add({
       suite: 'memory',
       task: `ratio ${label}`,
       subject: 'bloomkit / bloomfilter',
       opsPerSecond: 0,
-      notes: `add ${ratio(o.add, p.add)}, has present ${ratio(o.has, p.has)}, has absent ${ratio(o.miss, p.miss)}`,
+      notes: `add ${pairedRatio('add')}, has present ${pairedRatio('has')}, has absent ${pairedRatio('miss')}; median of ${ROUNDS} paired rounds`,
     })
 
     const batchAdd = cycle(keyChunks)
