@@ -24,41 +24,48 @@ test('model: the Redis filter answers exactly as the memory filter with the same
   await fc.assert(
     // scanBytesPerKey: 0 always sends BITFIELDs; 4 reads or ORs a (128-byte) shard whole when a
     // batch has 32 of its keys there, else BITFIELDs; 512 always works on whole shards here.
-    fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 8 }), fc.boolean(), fc.constantFrom(0, 4, 512), async (operations, onCluster, scanBytesPerKey) => {
-      const client = onCluster ? cluster : redis
-      // Small and crowded (2 048 bits), so bits collide and false positives happen.
-      const parameters = { bits: 3 * 8 * 128, hashes: 4, shards: 3, seed: 99 }
-      const filter = await RedisBloomFilter.fromParameters(client, uniqueName('model'), parameters, { scanBytesPerKey })
-      const memory = await MemoryBloomFilter.fromParameters(parameters)
-      const added = new Set<string>()
-      const id = (k: string | Uint8Array) => (typeof k === 'string' ? `s:${k}` : `b:${Array.from(k).join(',')}`)
-      try {
-        for (const op of operations) {
-          if (op.kind === 'addMany') {
-            expect(await filter.addMany(op.keys)).toEqual(memory.addMany(op.keys))
-            op.keys.forEach((k) => added.add(id(k)))
-          } else if (op.kind === 'hasMany') {
-            const answers = await filter.hasMany(op.keys)
-            expect(answers).toEqual(memory.hasMany(op.keys))
-            op.keys.forEach((k, i) => added.has(id(k)) && expect(answers[i]).toBe(true))
-          } else if (op.kind === 'singles') {
-            // All in one tick: coalesced into one command per shard, answered per call.
-            const answers = await Promise.all(op.keys.map((k) => (op.add ? filter.add(k) : filter.has(k))))
-            if (op.add) {
-              // Within one coalesced batch every key is set in order, as addMany does.
-              expect(answers).toEqual(memory.addMany(op.keys))
+    // layout: both bit layouts of the spec, which Redis stores as the meta hash's scheme.
+    fc.asyncProperty(
+      fc.array(operation, { minLength: 1, maxLength: 8 }),
+      fc.boolean(),
+      fc.constantFrom(0, 4, 512),
+      fc.constantFrom('blocked' as const, 'classic' as const),
+      async (operations, onCluster, scanBytesPerKey, layout) => {
+        const client = onCluster ? cluster : redis
+        // Small and crowded (3 072 bits: three 1024-bit shards), so bits collide and false positives happen.
+        const parameters = { bits: 3 * 8 * 128, hashes: 4, shards: 3, seed: 99, layout }
+        const filter = await RedisBloomFilter.fromParameters(client, uniqueName('model'), parameters, { scanBytesPerKey })
+        const memory = await MemoryBloomFilter.fromParameters(parameters)
+        const added = new Set<string>()
+        const id = (k: string | Uint8Array) => (typeof k === 'string' ? `s:${k}` : `b:${Array.from(k).join(',')}`)
+        try {
+          for (const op of operations) {
+            if (op.kind === 'addMany') {
+              expect(await filter.addMany(op.keys)).toEqual(memory.addMany(op.keys))
               op.keys.forEach((k) => added.add(id(k)))
-            } else {
+            } else if (op.kind === 'hasMany') {
+              const answers = await filter.hasMany(op.keys)
               expect(answers).toEqual(memory.hasMany(op.keys))
+              op.keys.forEach((k, i) => added.has(id(k)) && expect(answers[i]).toBe(true))
+            } else if (op.kind === 'singles') {
+              // All in one tick: coalesced into one command per shard, answered per call.
+              const answers = await Promise.all(op.keys.map((k) => (op.add ? filter.add(k) : filter.has(k))))
+              if (op.add) {
+                // Within one coalesced batch every key is set in order, as addMany does.
+                expect(answers).toEqual(memory.addMany(op.keys))
+                op.keys.forEach((k) => added.add(id(k)))
+              } else {
+                expect(answers).toEqual(memory.hasMany(op.keys))
+              }
+            } else {
+              expect(new Uint8Array(await filter.export()).subarray(40)).toEqual(memory.export().subarray(40))
             }
-          } else {
-            expect(new Uint8Array(await filter.export()).subarray(40)).toEqual(memory.export().subarray(40))
           }
+        } finally {
+          await filter.destroy()
         }
-      } finally {
-        await filter.destroy()
-      }
-    }),
+      },
+    ),
     { seed: SEED, numRuns: 40 },
   )
 }, 60_000)
