@@ -112,6 +112,10 @@ export function sizeFilter(options: SizingOptions): FilterParameters {
   const sized = layout === 'blocked' ? blocked : bits
   let shards = requestedShards ?? Math.ceil(sized / MAX_SHARD_BITS)
   for (;;) {
+    if (shards > MAX_SHARDS) {
+      const most = Math.floor((items * MAX_SHARDS * MAX_SHARD_BITS) / sized)
+      throw invalidParameter('capacity', `at most about ${most} at errorRate ${options.errorRate} (${MAX_SHARDS} shards of 2^32 bits)`, items)
+    }
     const shardBits = layout === 'blocked' ? roundUp(Math.ceil(sized / shards), BLOCK_BITS) : classicShardBits(bits, hashes, items, shards, target)
     if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed, layout }
     if (requestedShards !== undefined) {

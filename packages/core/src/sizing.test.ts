@@ -197,6 +197,8 @@ describe('sizeFilter', () => {
     [{ capacity: 1000, errorRate: 1e-30 }, 'errorRate'],
     [{ capacity: 1e12, errorRate: 0.01, shards: 2 }, 'shards'],
     [{ capacity: 1000, errorRate: 0.01, layout: 'cache-line' }, 'layout'],
+    [{ capacity: 1e14, errorRate: 0.01 }, 'capacity'],
+    [{ capacity: 1e14, errorRate: 0.01, layout: 'classic' }, 'capacity'],
   ])('%o is refused, naming %s', (options, name) => {
     expect(() => sizeFilter(options as SizingOptions)).toThrowError(invalidParameter(name))
   })
