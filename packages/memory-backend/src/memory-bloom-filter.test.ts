@@ -125,8 +125,8 @@ describe('MemoryBloomFilter', () => {
     )
   })
 
-  test('estimateCount is within 2 % and errorRate near the model at capacity', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 50_000, errorRate: 0.01 })
+  test.each(['blocked', 'classic'] as const)('%s: estimateCount is within 2 % and errorRate near the model at capacity', async (layout) => {
+    const filter = await MemoryBloomFilter.create({ capacity: 50_000, errorRate: 0.01, layout })
     for (let i = 0; i < 50_000; i++) filter.add(`member:${i}`)
     expect(Math.abs(filter.estimateCount() - 50_000) / 50_000).toBeLessThan(0.02)
     const model = estimateErrorRate({ ...filter.parameters, items: 50_000 })
