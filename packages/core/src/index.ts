@@ -36,7 +36,6 @@ export {
   decodeSnapshot,
   decodeSnapshotHeader,
   encodeSnapshotHeader,
-  knownSchemes,
   SNAPSHOT_HEADER_BYTES,
   SNAPSHOT_TRAILER_BYTES,
   SNAPSHOT_VERSION,

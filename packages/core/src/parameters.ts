@@ -21,11 +21,17 @@ export type BitLayout = 'blocked' | 'classic'
 /** The hash scheme number that snapshots and stores record for each layout. */
 export const HASH_SCHEMES: Readonly<Record<BitLayout, number>> = { classic: 1, blocked: 2 }
 
-/** The layout a recorded hash scheme number stands for, or undefined for a scheme this release does not know. */
-export function layoutOfScheme(scheme: number): BitLayout | undefined {
-  if (scheme === HASH_SCHEMES.classic) return 'classic'
-  if (scheme === HASH_SCHEMES.blocked) return 'blocked'
-  return undefined
+/**
+ * The layout a recorded hash scheme stands for: its number, or the number's decimal text (as the
+ * Redis meta hash keeps it).
+ * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` naming `what` and the schemes this release knows.
+ */
+export function layoutOfScheme(scheme: number | string | undefined, what: string): BitLayout {
+  for (const layout of ['classic', 'blocked'] as const) {
+    if (String(HASH_SCHEMES[layout]) === String(scheme)) return layout
+  }
+  const known = Object.entries(HASH_SCHEMES).map(([layout, number]) => `${number} (${layout})`).join(' and ')
+  throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} uses hash scheme ${scheme}; this release knows schemes ${known}`)
 }
 
 /**

@@ -46,17 +46,13 @@ export function writeParameterFields(view: DataView, parameters: FilterParameter
 }
 
 /**
- * Reads what {@link writeParameterFields} wrote. `parameters` is unchecked (callers run
- * `checkParameters`) and undefined when the hash scheme is one this release does not know.
+ * Reads what {@link writeParameterFields} wrote, unchecked: callers run `checkParameters`.
+ * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a hash scheme this release does not know,
+ *   naming `what` (the snapshot, the store).
  */
-export function readParameterFields(view: DataView): { scheme: number; parameters: FilterParametersInput | undefined } {
-  const scheme = view.getUint8(6)
-  const layout = layoutOfScheme(scheme)
-  if (layout === undefined) return { scheme, parameters: undefined }
-  return {
-    scheme,
-    parameters: { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16), layout },
-  }
+export function readParameterFields(view: DataView, what: string): FilterParametersInput {
+  const layout = layoutOfScheme(view.getUint8(6), what)
+  return { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16), layout }
 }
 
 /** The 40-byte header for a filter with these parameters. */
@@ -71,11 +67,6 @@ export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
   view.setUint32(32, 0, true)
   view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
   return bytes
-}
-
-/** "1 (classic) and 2 (blocked)", for messages. */
-export function knownSchemes(): string {
-  return Object.entries(HASH_SCHEMES).map(([layout, scheme]) => `${scheme} (${layout})`).join(' and ')
 }
 
 function corrupt(message: string): BloomError {
@@ -105,14 +96,11 @@ export function decodeSnapshotHeader(bytes: Uint8Array): SnapshotHeader {
       `snapshot format version ${version} is not supported; this release reads version ${SNAPSHOT_VERSION}`,
     )
   }
-  const fields = readParameterFields(view)
-  if (fields.parameters === undefined) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot hash scheme ${fields.scheme} is not supported; this release knows schemes ${knownSchemes()}`)
-  }
+  const fields = readParameterFields(view, 'the snapshot')
   if (view.getUint32(32, true) !== 0) throw corrupt('has unknown flags set')
   let parameters: FilterParameters
   try {
-    parameters = checkParameters(fields.parameters!)
+    parameters = checkParameters(fields)
   } catch (error) {
     throw new BloomError('BLOOM_CORRUPT_SNAPSHOT', `snapshot header holds impossible parameters: ${(error as Error).message}`, { cause: error })
   }

@@ -1,4 +1,4 @@
-import { BloomError, checkParameters, crc32, knownSchemes, readParameterFields, writeParameterFields, type FilterParameters } from '@bloomkit/core'
+import { BloomError, checkParameters, crc32, readParameterFields, writeParameterFields, type FilterParameters } from '@bloomkit/core'
 
 /**
  * How a filter sits in a LevelDB database (or IndexedDB store). Keys are short strings:
@@ -91,13 +91,10 @@ export function decodeMetadata(location: string, bytes: Uint8Array): Metadata {
   if (version !== LAYOUT_VERSION) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: layout version ${version} is not supported; this release reads version ${LAYOUT_VERSION}`)
   }
-  const fields = readParameterFields(view)
-  if (fields.parameters === undefined) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: hash scheme ${fields.scheme} is not supported; this release knows schemes ${knownSchemes()}`)
-  }
+  const fields = readParameterFields(view, location)
   const pageBytes = view.getUint32(24, true)
   try {
-    const parameters = checkParameters(fields.parameters!)
+    const parameters = checkParameters(fields)
     checkPageBytes(pageBytes)
     return { parameters, pageBytes }
   } catch (error) {

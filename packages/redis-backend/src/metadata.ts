@@ -1,4 +1,4 @@
-import { BloomError, checkParameters, HASH_SCHEMES, knownSchemes, layoutOfScheme, type FilterParameters } from '@bloomkit/core'
+import { BloomError, checkParameters, HASH_SCHEMES, layoutOfScheme, type FilterParameters } from '@bloomkit/core'
 
 /** Version of the layout in Redis (meta fields, key names, shard marker); bumped on any change. */
 export const STORE_FORMAT = 1
@@ -60,10 +60,7 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   if (fields.format !== String(STORE_FORMAT)) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
   }
-  const layout = /^[0-9]+$/.test(fields.scheme ?? '') ? layoutOfScheme(Number(fields.scheme)) : undefined
-  if (layout === undefined) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses hash scheme ${fields.scheme}; this release knows schemes ${knownSchemes()}`)
-  }
+  const layout = layoutOfScheme(fields.scheme, `filter "${name}"`)
   let parameters: FilterParameters
   try {
     parameters = checkParameters({ bits: Number(fields.bits), hashes: Number(fields.hashes), shards: Number(fields.shards), seed: Number(fields.seed), layout })
