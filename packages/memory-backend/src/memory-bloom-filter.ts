@@ -1,7 +1,6 @@
 import {
-  BLOCK_BITS,
+  blockStart,
   BloomFilter,
-  checkParameters,
   createKeyHasher,
   decodeSnapshot,
   KeyHasher,
@@ -29,7 +28,6 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   private readonly bytes: Uint8Array
   private readonly shardBytes: number
   private readonly blocked: boolean
-  private readonly blocksPerShard: number
   // Copies of parameters.hashes and .shards, one property load closer to the hot loops.
   private readonly hashes: number
   private readonly shards: number
@@ -40,7 +38,6 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     this.bytes = store.bytes
     this.shardBytes = shardBytesOf(store.parameters)
     this.blocked = store.parameters.layout === 'blocked'
-    this.blocksPerShard = this.shardBits / BLOCK_BITS
     this.hashes = store.parameters.hashes
     this.shards = store.parameters.shards
   }
@@ -57,8 +54,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   /** A new, empty filter with explicit parameters (e.g. those of a filter you will merge with). */
   static async fromParameters(parameters: FilterParametersInput): Promise<MemoryBloomFilter> {
-    const checked = checkParameters(parameters)
-    return new MemoryBloomFilter(new MemoryBitStore(checked), await createKeyHasher(checked.seed))
+    const store = new MemoryBitStore(parameters)
+    return new MemoryBloomFilter(store, await createKeyHasher(store.parameters.seed))
   }
 
   /**
@@ -67,8 +64,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
    * 128 bytes and more) until a later async `create` has loaded WebAssembly.
    */
   static fromParametersSync(parameters: FilterParametersInput): MemoryBloomFilter {
-    const checked = checkParameters(parameters)
-    return new MemoryBloomFilter(new MemoryBitStore(checked), new KeyHasher(checked.seed))
+    const store = new MemoryBitStore(parameters)
+    return new MemoryBloomFilter(store, new KeyHasher(store.parameters.seed))
   }
 
   /** Like {@link MemoryBloomFilter.import}, without waiting for xxhash-wasm (see {@link fromParametersSync}). */
@@ -89,7 +86,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   // add and has probe the bytes directly rather than through a PositionBatch: the same positions
   // as core's fillBlockedPositions / fillPositions (the conformance and equality tests hold them
-  // to it), ~20 % faster, and `has` stops at the first unset bit.
+  // to it), ~20 % faster, and a classic `has` stops at the first unset bit.
 
   override add(key: BloomKey): boolean {
     this.checkOpen()
@@ -108,9 +105,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   // One small method per layout, so that add and has stay small enough for V8 to inline the hash.
 
   private addClassic(a: number, b: number): boolean {
-    const { bytes, shardBits } = this
-    const base = shardOf(a, b, this.parameters.shards) * this.shardBytes
-    const hashes = this.parameters.hashes
+    const { bytes, shardBits, hashes } = this
+    const base = shardOf(a, b, this.shards) * this.shardBytes
     let x = a | 0
     let y = b | 0
     let added = 0
@@ -128,9 +124,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   }
 
   private hasClassic(a: number, b: number): boolean {
-    const { bytes, shardBits } = this
-    const base = shardOf(a, b, this.parameters.shards) * this.shardBytes
-    const hashes = this.parameters.hashes
+    const { bytes, shardBits, hashes } = this
+    const base = shardOf(a, b, this.shards) * this.shardBytes
     let x = a | 0
     let y = b | 0
     for (let i = 0; i < hashes; i++) {
@@ -176,7 +171,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   /** The first byte of the key's block: its shard's start plus core's blockStart, in bytes. */
   private blockByte(a: number, b: number): number {
-    const block = scaleToShard(a >>> 0, this.blocksPerShard) * (BLOCK_BITS / 8)
+    const block = blockStart(a, this.shardBits) >>> 3
     return this.shards === 1 ? block : shardOf(a, b, this.shards) * this.shardBytes + block
   }
 
