@@ -23,7 +23,7 @@ export {
   type SizingOptions,
 } from './parameters.js'
 export { PositionBatch, type ShardGroup } from './position-batch.js'
-export { BLOCK_BITS, blockStart, fillBlockedPositions, fillPositions, positionsOf, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
+export { BLOCK_BITS, blockIndex, blockStart, fillBlockedPositions, fillPositions, positionsOf, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
 export {
   estimateErrorRate,
   optimalCapacity,

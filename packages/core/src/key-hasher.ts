@@ -53,7 +53,11 @@ export class KeyHasher implements HashPair {
   /** Whether xxhash-wasm serves long keys; false where WebAssembly is unavailable. */
   readonly usesWasm: boolean
   private readonly wasm: XXHashAPI | undefined
-  /** Strings shorter than this take the pure-JS pass: WASM_MIN_STRING_LENGTH, or every string without WebAssembly. */
+  /**
+   * Strings shorter than this take the pure-JS pass: WASM_MIN_STRING_LENGTH, or without WebAssembly
+   * 2^30 − 1, longer than any string V8 makes (and a small integer, where Infinity would be a boxed
+   * double that every hash unboxes; longer strings still reach the pure-JS pass through hashOther).
+   */
   private readonly wasmMinStringLength: number
   private readonly encoder = new TextEncoder()
   private scratch = new Uint8Array(256)
@@ -64,7 +68,7 @@ export class KeyHasher implements HashPair {
     this.seedB = (seed ^ LANE_B_SEED_XOR) >>> 0
     this.wasm = wasmApi
     this.usesWasm = wasmApi !== undefined
-    this.wasmMinStringLength = wasmApi === undefined ? Infinity : WASM_MIN_STRING_LENGTH
+    this.wasmMinStringLength = wasmApi === undefined ? 0x3fffffff : WASM_MIN_STRING_LENGTH
   }
 
   /** Sets `a` and `b` for `key`. Throws `BLOOM_INVALID_KEY` for anything but a string or Uint8Array. */

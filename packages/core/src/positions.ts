@@ -57,11 +57,17 @@ export function fillPositions(
 }
 
 /**
- * The first bit of the key's block in the blocked layout (hash scheme 2): block ⌊a · blocks / 2^32⌋
- * of the shard's `shardBits / 512` blocks, times 512.
+ * The key's block in the blocked layout (hash scheme 2): ⌊a · blocks / 2^32⌋, where `blocks` is the
+ * shard's `shardBits / 512`. Callers on a hot path pass `blocks` computed once, so that no key pays
+ * for the division.
  */
+export function blockIndex(a: number, blocks: number): number {
+  return scaleToShard(a >>> 0, blocks)
+}
+
+/** The first bit of the key's block in the blocked layout: {@link blockIndex} times 512. */
 export function blockStart(a: number, shardBits: number): number {
-  return scaleToShard(a >>> 0, shardBits / BLOCK_BITS) * BLOCK_BITS
+  return blockIndex(a, shardBits / BLOCK_BITS) * BLOCK_BITS
 }
 
 /**
@@ -78,10 +84,11 @@ export function fillBlockedPositions(
   offset: number,
 ): void {
   const start = blockStart(a, shardBits)
+  const step = PROBE_STEP // read once: V8 reloads an exported binding on every use
   let h = b | 0
   for (let i = 0; i < hashes; i++) {
     out[offset + i] = start + (h >>> 23)
-    h = Math.imul(h, PROBE_STEP)
+    h = Math.imul(h, step)
   }
 }
 

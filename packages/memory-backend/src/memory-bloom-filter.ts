@@ -1,5 +1,6 @@
 import {
-  blockStart,
+  BLOCK_BITS,
+  blockIndex,
   BloomFilter,
   createKeyHasher,
   decodeSnapshot,
@@ -14,6 +15,8 @@ import {
   type SizingOptions,
 } from '@bloomkit/core'
 import { MemoryBitStore } from './memory-bit-store.js'
+
+const BLOCK_BYTES = BLOCK_BITS / 8
 
 /**
  * A Bloom filter in a `Uint8Array`: synchronous `add`/`has`/`addMany`/`hasMany`, no Promise and
@@ -31,6 +34,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   // Copies of parameters.hashes and .shards, one property load closer to the hot loops.
   private readonly hashes: number
   private readonly shards: number
+  /** Blocks per shard (blocked layout), so that no key pays for the division. */
+  private readonly blocks: number
 
   /** Prefer {@link MemoryBloomFilter.create}; this adopts a store and a hasher made for its seed. */
   constructor(store: MemoryBitStore, hasher: KeyHasher) {
@@ -40,6 +45,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     this.blocked = store.parameters.layout === 'blocked'
     this.hashes = store.parameters.hashes
     this.shards = store.parameters.shards
+    this.blocks = this.shardBits / BLOCK_BITS
   }
 
   /**
@@ -140,6 +146,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   private addBlocked(a: number, b: number): boolean {
     const bytes = this.bytes
     const base = this.blockByte(a, b)
+    const step = PROBE_STEP // read once: an exported binding is a cell V8 reloads and unboxes on every use
     let h = b | 0
     let added = 0
     for (let i = this.hashes; i > 0; i--) {
@@ -149,7 +156,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
       const old = bytes[index]
       added |= ~old & mask
       bytes[index] = old | mask
-      h = Math.imul(h, PROBE_STEP)
+      h = Math.imul(h, step)
     }
     return added !== 0
   }
@@ -159,19 +166,20 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     const base = this.blockByte(a, b)
     // No early exit: the other probes are in the same cache line, so reading them all costs less
     // than the mispredicted branch an early exit takes on about every other absent key.
+    const step = PROBE_STEP
     let missing = 0
     let h = b | 0
     for (let i = this.hashes; i > 0; i--) {
       const bit = h >>> 23
       missing |= ~bytes[base + (bit >>> 3)] & (0x80 >>> (bit & 7))
-      h = Math.imul(h, PROBE_STEP)
+      h = Math.imul(h, step)
     }
     return missing === 0
   }
 
-  /** The first byte of the key's block: its shard's start plus core's blockStart, in bytes. */
+  /** The first byte of the key's block: its shard's start plus core's blockIndex, in bytes. */
   private blockByte(a: number, b: number): number {
-    const block = blockStart(a, this.shardBits) >>> 3
+    const block = blockIndex(a, this.blocks) * BLOCK_BYTES
     return this.shards === 1 ? block : shardOf(a, b, this.shards) * this.shardBytes + block
   }
 
