@@ -46,4 +46,4 @@ export {
   type PayloadChunk,
   type SnapshotHeader,
 } from './snapshot.js'
-export { xxh32PairAscii, xxh32PairBytes, type HashPair } from './xxhash32.js'
+export { xxh32PairAscii, xxh32PairBytes } from './xxhash32.js'

@@ -1,6 +1,6 @@
 import xxhash, { type XXHashAPI } from 'xxhash-wasm'
 import { BloomError } from './errors.js'
-import { xxh32PairAscii, xxh32PairBytes, type HashPair } from './xxhash32.js'
+import { xxh32PairAscii, xxh32PairBytes } from './xxhash32.js'
 
 /** What a filter accepts as a key: a string (hashed as its UTF-8 bytes) or raw bytes. */
 export type BloomKey = string | Uint8Array
@@ -43,11 +43,11 @@ export function loadWasmHasher(): Promise<XXHashAPI | undefined> {
 
 /**
  * Hashes keys to the two 32-bit values that place them in a filter: XXH32 of the key's bytes
- * with two seeds. Results land in `a` and `b`, so hashing allocates nothing.
+ * with two seeds. Results land in `pair` (read them as `a` and `b`), so hashing allocates nothing.
  */
-export class KeyHasher implements HashPair {
-  a = 0
-  b = 0
+export class KeyHasher {
+  /** The last key's XXH32 with seedA ([0]) and seedB ([1]), as signed 32-bit integers: the hot paths read these. */
+  readonly pair = new Int32Array(2)
   readonly seedA: number
   readonly seedB: number
   /** Whether xxhash-wasm serves long keys; false where WebAssembly is unavailable. */
@@ -71,27 +71,37 @@ export class KeyHasher implements HashPair {
     this.wasmMinStringLength = wasmApi === undefined ? 0x3fffffff : WASM_MIN_STRING_LENGTH
   }
 
-  /** Sets `a` and `b` for `key`. Throws `BLOOM_INVALID_KEY` for anything but a string or Uint8Array. */
+  /** The last key's XXH32 with seedA, unsigned. */
+  get a(): number {
+    return this.pair[0] >>> 0
+  }
+
+  /** The last key's XXH32 with seedB, unsigned. */
+  get b(): number {
+    return this.pair[1] >>> 0
+  }
+
+  /** Sets `pair` (so `a` and `b`) for `key`. Throws `BLOOM_INVALID_KEY` for anything but a string or Uint8Array. */
   hash(key: BloomKey): void {
     // The common case first, in a method small enough for V8 to inline into every add and has.
-    if (typeof key === 'string' && key.length < this.wasmMinStringLength && xxh32PairAscii(key, this.seedA, this.seedB, this)) return
+    if (typeof key === 'string' && key.length < this.wasmMinStringLength && xxh32PairAscii(key, this.seedA, this.seedB, this.pair)) return
     this.hashOther(key)
   }
 
   private hashOther(key: BloomKey): void {
     if (typeof key === 'string') {
       if (key.length < WASM_MIN_STRING_LENGTH || this.wasm === undefined) {
-        if (!xxh32PairAscii(key, this.seedA, this.seedB, this)) this.hashEncoded(key)
+        if (!xxh32PairAscii(key, this.seedA, this.seedB, this.pair)) this.hashEncoded(key)
       } else {
-        this.a = this.wasm.h32(key, this.seedA)
-        this.b = this.wasm.h32(key, this.seedB)
+        this.pair[0] = this.wasm.h32(key, this.seedA)
+        this.pair[1] = this.wasm.h32(key, this.seedB)
       }
     } else if (key instanceof Uint8Array) {
       if (key.length < WASM_MIN_BYTE_LENGTH || this.wasm === undefined) {
-        xxh32PairBytes(key, key.length, this.seedA, this.seedB, this)
+        xxh32PairBytes(key, key.length, this.seedA, this.seedB, this.pair)
       } else {
-        this.a = this.wasm.h32Raw(key, this.seedA)
-        this.b = this.wasm.h32Raw(key, this.seedB)
+        this.pair[0] = this.wasm.h32Raw(key, this.seedA)
+        this.pair[1] = this.wasm.h32Raw(key, this.seedB)
       }
     } else {
       throw new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array; got ${describeKey(key)}`)
@@ -103,7 +113,7 @@ export class KeyHasher implements HashPair {
     // UTF-8 needs at most 3 bytes per UTF-16 code unit.
     if (this.scratch.length < key.length * 3) this.scratch = new Uint8Array(key.length * 3)
     const { written } = this.encoder.encodeInto(key, this.scratch)
-    xxh32PairBytes(this.scratch, written, this.seedA, this.seedB, this)
+    xxh32PairBytes(this.scratch, written, this.seedA, this.seedB, this.pair)
   }
 }
 

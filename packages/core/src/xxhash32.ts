@@ -11,13 +11,11 @@ const PRIME3 = 0xc2b2ae3d | 0
 const PRIME4 = 0x27d4eb2f | 0
 const PRIME5 = 0x165667b1 | 0
 
-/** Where the two 32-bit results land; reused so that hashing allocates nothing. */
-export interface HashPair {
-  /** XXH32(key, seedA), unsigned. */
-  a: number
-  /** XXH32(key, seedB), unsigned. */
-  b: number
-}
+/*
+ * Both functions write XXH32(input, seedA) to out[0] and XXH32(input, seedB) to out[1]: the same
+ * 32 bits, read as signed. An Int32Array, reused, because V8 keeps its elements unboxed, where an
+ * object's number fields above 2^30 are boxed doubles that every hash would write and read back.
+ */
 
 function rotl(x: number, r: number): number {
   return (x << r) | (x >>> (32 - r))
@@ -30,7 +28,7 @@ function round(acc: number, input: number): number {
 function avalanche(h: number): number {
   h = Math.imul(h ^ (h >>> 15), PRIME2)
   h = Math.imul(h ^ (h >>> 13), PRIME3)
-  return (h ^ (h >>> 16)) >>> 0
+  return h ^ (h >>> 16)
 }
 
 /**
@@ -38,7 +36,7 @@ function avalanche(h: number): number {
  * Returns false, with `out` unspecified, as soon as the string turns out not to be ASCII.
  * (Everything is inlined by hand: this is the hot path of every add and has.)
  */
-export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: HashPair): boolean {
+export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: Int32Array): boolean {
   const length = s.length
   let seen = 0
   let i = 0
@@ -97,8 +95,8 @@ export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: Has
   }
   // Any char code above 0x7f (including UTF-16 units above 0xff) means the string is not ASCII.
   if (seen > 0x7f) return false
-  out.a = avalanche(a)
-  out.b = avalanche(b)
+  out[0] = avalanche(a)
+  out[1] = avalanche(b)
   return true
 }
 
@@ -107,7 +105,7 @@ function wordAt(bytes: Uint8Array, i: number): number {
 }
 
 /** Hashes `bytes[0, length)` with both seeds. */
-export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number, seedB: number, out: HashPair): void {
+export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number, seedB: number, out: Int32Array): void {
   let i = 0
   let a: number
   let b: number
@@ -137,6 +135,6 @@ export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number,
     a = Math.imul(rotl((a + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
     b = Math.imul(rotl((b + Math.imul(c, PRIME5)) | 0, 11), PRIME1)
   }
-  out.a = avalanche(a)
-  out.b = avalanche(b)
+  out[0] = avalanche(a)
+  out[1] = avalanche(b)
 }

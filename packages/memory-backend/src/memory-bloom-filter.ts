@@ -98,17 +98,20 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     this.checkOpen()
     const hasher = this.hasher
     hasher.hash(key)
-    return this.blocked ? this.addBlocked(hasher.a, hasher.b) : this.addClassic(hasher.a, hasher.b)
+    const pair = hasher.pair
+    return this.blocked ? this.addBlocked(pair[0], pair[1]) : this.addClassic(pair[0], pair[1])
   }
 
   override has(key: BloomKey): boolean {
     this.checkOpen()
     const hasher = this.hasher
     hasher.hash(key)
-    return this.blocked ? this.hasBlocked(hasher.a, hasher.b) : this.hasClassic(hasher.a, hasher.b)
+    const pair = hasher.pair
+    return this.blocked ? this.hasBlocked(pair[0], pair[1]) : this.hasClassic(pair[0], pair[1])
   }
 
   // One small method per layout, so that add and has stay small enough for V8 to inline the hash.
+  // `a` and `b` are the hasher's pair: the XXH32 bits read as signed; each use below takes only the bits.
 
   private addClassic(a: number, b: number): boolean {
     const { bytes, shardBits, hashes } = this
