@@ -11,9 +11,15 @@ export async function medianOpsPerSecond(
   name: string,
   opsPerCall: number,
   body: () => unknown,
-  options: { time?: number; iterations?: number } = {},
+  options: { time?: number; iterations?: number; warmup?: boolean } = {},
 ): Promise<number> {
-  const bench = new Bench({ time: options.time ?? SAMPLE_TIME_MS, iterations: options.iterations ?? 5, warmupTime: 100, warmupIterations: 2 })
+  const bench = new Bench({
+    time: options.time ?? SAMPLE_TIME_MS,
+    iterations: options.iterations ?? 5,
+    warmup: options.warmup ?? true,
+    warmupTime: 100,
+    warmupIterations: 2,
+  })
   bench.add(name, body)
   await bench.run()
   const result = bench.tasks[0].result

@@ -1,14 +1,15 @@
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'
-import { chunks, cycle, median, medianOpsPerSecond, ratio, SAMPLE_TIME_MS, userKeys } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, ratio, userKeys } from './measure.js'
 import type { Report } from './report.js'
 
 const CHUNK = 100_000
 const PROBES = 1_000_000
 /** Rounds of alternating measurements per figure. */
-const ROUNDS = 9
-
+const ROUNDS = 25
+/** Timed calls (chunks of CHUNK keys) per subject, task and round: short, so that a pair is ~0.1 s apart. */
+const CALLS_PER_ROUND = 5
 
 interface Subject {
   readonly name: string
@@ -73,12 +74,18 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
           }
       tasks.set(subject.name, { fp, fillRate, timed, samples: [] })
     }
-    // Subjects take turns, task by task, over several rounds, so that a slow spell of this shared
-    // machine hits both alike; each figure is the median of its rounds' medians.
+    // Subjects take turns, task by task, over many short rounds, so that a slow spell of this shared
+    // machine (it swings by up to 1.7x within seconds) hits both alike; which goes first alternates.
+    // Each figure is the median of its rounds' medians.
     for (let round = 0; round < ROUNDS; round++) {
       for (const task of ['add', 'has', 'miss'] as const) {
-        for (const [name, entry] of tasks) {
-          const rate = await medianOpsPerSecond(`${name} ${task} ${label}`, CHUNK, entry.timed[task], { time: SAMPLE_TIME_MS / 3 })
+        const order = round % 2 === 0 ? [...tasks] : [...tasks].reverse()
+        for (const [name, entry] of order) {
+          const rate = await medianOpsPerSecond(`${name} ${task} ${label}`, CHUNK, entry.timed[task], {
+            time: 0,
+            iterations: CALLS_PER_ROUND,
+            warmup: round === 0,
+          })
           if (entry.samples[round] === undefined) entry.samples[round] = { add: 0, has: 0, miss: 0 }
           entry.samples[round][task] = rate
         }
