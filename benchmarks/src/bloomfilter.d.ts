@@ -5,5 +5,7 @@ declare module 'bloomfilter' {
     readonly buckets: Uint32Array
     add(value: string): void
     test(value: string): boolean
+    /** The key's k bit positions, in a reused array. */
+    locations(value: string): ArrayLike<number>
   }
 }

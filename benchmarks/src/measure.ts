@@ -36,6 +36,22 @@ export function userKeys(from: number, to: number): string[] {
   return keys
 }
 
+/**
+ * `count` keys `user:<i>`, i drawn uniformly from [from, to) by a xorshift32 seeded with `seed`: the
+ * order of real traffic. Each string is made in that order, so memory order is access order too.
+ */
+export function randomUserKeys(from: number, to: number, count: number, seed: number): string[] {
+  let state = seed >>> 0 || 1
+  const keys: string[] = []
+  for (let i = 0; i < count; i++) {
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    keys.push(`user:${from + Math.floor(((state >>> 0) / 4294967296) * (to - from))}`)
+  }
+  return keys
+}
+
 /** Splits `keys` into consecutive chunks of `size`. */
 export function chunks<T>(keys: readonly T[], size: number): T[][] {
   const out: T[][] = []

@@ -1,7 +1,8 @@
+import { blockStart, createKeyHasher, type FilterParameters } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'
-import { chunks, cycle, median, medianOpsPerSecond, ratio, userKeys } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, ratio, userKeys } from './measure.js'
 import type { Report } from './report.js'
 
 const CHUNK = 100_000
@@ -32,6 +33,21 @@ function falsePositiveRate(subject: Subject, probes: readonly string[]): number 
 }
 
 /**
+ * What each subject is timed on. Checks run in key order and in random order: `bloomfilter`'s FNV-1a
+ * moves the first probe of `user:20000000`, `user:20000001`, … by a few hundred bits, so in key order
+ * most of its first probes hit a cache line the previous key just loaded; real traffic is not in order.
+ */
+const TASKS = {
+  add: { title: 'add', keys: 'present' },
+  has: { title: 'has (present)', keys: 'present' },
+  miss: { title: 'has (absent)', keys: 'absent' },
+  hasRandom: { title: 'has (present, random order)', keys: 'presentRandom' },
+  missRandom: { title: 'has (absent, random order)', keys: 'absentRandom' },
+} as const
+type Task = keyof typeof TASKS
+type KeySet = (typeof TASKS)[Task]['keys']
+
+/**
  * The memory backend against `bloomfilter`@1.1.0 and `bloom-filters`@3 on the same keys, with the
  * same bits and hashes for `bloomfilter` (bloom-filters sizes itself from n and p).
  */
@@ -39,11 +55,16 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
   const largest = Math.max(...sizes)
   const allKeys = userKeys(0, largest)
   const probes = userKeys(largest, largest + PROBES)
+  const absentRandom = chunks(randomUserKeys(largest, largest + PROBES, PROBES, 2), CHUNK)
   for (const n of sizes) {
     const label = n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`
     const keys = n === largest ? allKeys : allKeys.slice(0, n)
-    const keyChunks = chunks(keys, CHUNK)
-    const probeChunks = chunks(probes, CHUNK)
+    const keySets: Record<KeySet, string[][]> = {
+      present: chunks(keys, CHUNK),
+      absent: chunks(probes, CHUNK),
+      presentRandom: chunks(randomUserKeys(0, n, PROBES, 1), CHUNK),
+      absentRandom,
+    }
 
     const ours = await MemoryBloomFilter.create({ capacity: n, errorRate: 0.01 })
     const { bits, hashes } = ours.parameters
@@ -52,33 +73,31 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
       { name: 'bloomkit', bytes: ours.byteLength, add: (k) => ours.add(k), has: (k) => ours.has(k) },
       { name: 'bloomfilter@1.1.0', bytes: peer.buckets.byteLength, add: (k) => peer.add(k), has: (k) => peer.test(k) },
     ]
-    type Rates = { add: number; has: number; miss: number }
-    const tasks = new Map<string, { fp: number; fillRate: number; timed: Record<keyof Rates, () => unknown>; samples: Rates[] }>()
+    const firstProbes = { bloomkit: await bloomkitFirstProbe(ours.parameters), 'bloomfilter@1.1.0': (k: string) => peer.locations(k)[0] }
+    type Rates = Record<Task, number>
+    const tasks = new Map<string, { fp: number; fillRate: number; timed: Record<Task, () => unknown>; samples: Rates[] }>()
     for (const subject of subjects) {
       const fillRate = fill(subject, keys)
       const fp = falsePositiveRate(subject, probes)
-      // Direct calls, not through `subject`, so the closure does not sit in the timed loop.
-      const addChunk = cycle(keyChunks)
-      const hasChunk = cycle(keyChunks)
-      const missChunk = cycle(probeChunks)
-      const timed = subject.name === 'bloomkit'
-        ? {
-            add: () => { const c = addChunk(); for (let i = 0; i < c.length; i++) ours.add(c[i]) },
-            has: () => { const c = hasChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += ours.has(c[i]) ? 1 : 0; return x },
-            miss: () => { const c = missChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += ours.has(c[i]) ? 1 : 0; return x },
-          }
-        : {
-            add: () => { const c = addChunk(); for (let i = 0; i < c.length; i++) peer.add(c[i]) },
-            has: () => { const c = hasChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += peer.test(c[i]) ? 1 : 0; return x },
-            miss: () => { const c = missChunk(); let x = 0; for (let i = 0; i < c.length; i++) x += peer.test(c[i]) ? 1 : 0; return x },
-          }
+      const timed = {} as Record<Task, () => unknown>
+      for (const task of Object.keys(TASKS) as Task[]) {
+        const next = cycle(keySets[TASKS[task].keys])
+        // Direct calls, not through `subject`, so the closure does not sit in the timed loop.
+        timed[task] = task === 'add'
+          ? subject.name === 'bloomkit'
+            ? () => { const c = next(); for (let i = 0; i < c.length; i++) ours.add(c[i]) }
+            : () => { const c = next(); for (let i = 0; i < c.length; i++) peer.add(c[i]) }
+          : subject.name === 'bloomkit'
+            ? () => { const c = next(); let x = 0; for (let i = 0; i < c.length; i++) x += ours.has(c[i]) ? 1 : 0; return x }
+            : () => { const c = next(); let x = 0; for (let i = 0; i < c.length; i++) x += peer.test(c[i]) ? 1 : 0; return x }
+      }
       tasks.set(subject.name, { fp, fillRate, timed, samples: [] })
     }
     // Subjects take turns, task by task, over many short rounds, so that a slow spell of this shared
     // machine (it swings by up to 1.7x within seconds) hits both alike; which goes first alternates.
     // Each figure is the median of its rounds' medians.
     for (let round = 0; round < ROUNDS; round++) {
-      for (const task of ['add', 'has', 'miss'] as const) {
+      for (const task of Object.keys(TASKS) as Task[]) {
         const order = round % 2 === 0 ? [...tasks] : [...tasks].reverse()
         for (const [name, entry] of order) {
           const rate = await medianOpsPerSecond(`${name} ${task} ${label}`, CHUNK, entry.timed[task], {
@@ -86,47 +105,70 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
             iterations: CALLS_PER_ROUND,
             warmup: round === 0,
           })
-          if (entry.samples[round] === undefined) entry.samples[round] = { add: 0, has: 0, miss: 0 }
+          entry.samples[round] ??= { add: 0, has: 0, miss: 0, hasRandom: 0, missRandom: 0 }
           entry.samples[round][task] = rate
         }
       }
     }
-    const results = new Map<string, Rates>()
     for (const subject of subjects) {
       const { fp, fillRate, samples } = tasks.get(subject.name)!
-      const r = { add: median(samples.map((s) => s.add)), has: median(samples.map((s) => s.has)), miss: median(samples.map((s) => s.miss)) }
-      results.set(subject.name, r)
-      const notes = `${(subject.bytes / 2 ** 20).toFixed(2)} MiB bits, k=${hashes}, FP ${(fp * 100).toFixed(3)} %, fill pass ${(fillRate / 1e6).toFixed(2)} M/s`
-      report.add({ suite: 'memory', task: `add ${label}`, subject: subject.name, opsPerSecond: r.add, notes })
-      report.add({ suite: 'memory', task: `has ${label} (present)`, subject: subject.name, opsPerSecond: r.has })
-      report.add({ suite: 'memory', task: `has ${label} (absent)`, subject: subject.name, opsPerSecond: r.miss })
+      const nearby = nearbyShare(firstProbes[subject.name as keyof typeof firstProbes], probes)
+      for (const task of Object.keys(TASKS) as Task[]) {
+        const notes = task === 'add'
+          ? `${(subject.bytes / 2 ** 20).toFixed(2)} MiB bits, k=${hashes}, FP ${(fp * 100).toFixed(3)} %, fill pass ${(fillRate / 1e6).toFixed(2)} M/s`
+          : task === 'miss'
+            ? `first probe within 4 KiB of the previous key's: ${(nearby * 100).toFixed(0)} % of keys`
+            : ''
+        report.add({ suite: 'memory', task: `${TASKS[task].title.replace(/^(\w+)/, `$1 ${label}`)}`, subject: subject.name, opsPerSecond: median(samples.map((s) => s[task])), notes })
+      }
     }
-    const o = results.get('bloomkit')!
     // Each round measures both libraries back to back, so the round's ratio is untouched by the
     // machine's slower and faster spells: report the median of the rounds' ratios and their range.
     const oursRounds = tasks.get('bloomkit')!.samples
     const theirRounds = tasks.get('bloomfilter@1.1.0')!.samples
-    const pairedRatio = (task: keyof Rates) => {
+    const pairedRatio = (task: Task) => {
       const ratios = oursRounds.map((sample, round) => sample[task] / theirRounds[round][task])
-      return `${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
+      return `${TASKS[task].title} ${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
     }
     report.add({
       suite: 'memory',
       task: `ratio ${label}`,
       subject: 'bloomkit / bloomfilter',
       opsPerSecond: 0,
-      notes: `add ${pairedRatio('add')}, has present ${pairedRatio('has')}, has absent ${pairedRatio('miss')}; median of ${ROUNDS} paired rounds`,
+      notes: `${(Object.keys(TASKS) as Task[]).map(pairedRatio).join(', ')}; median of ${ROUNDS} paired rounds`,
     })
 
-    const batchAdd = cycle(keyChunks)
-    const batchHas = cycle(keyChunks)
+    const batchAdd = cycle(keySets.present)
+    const batchHas = cycle(keySets.present)
     const addMany = await medianOpsPerSecond(`bloomkit addMany ${label}`, CHUNK, () => ours.addMany(batchAdd()))
     const hasMany = await medianOpsPerSecond(`bloomkit hasMany ${label}`, CHUNK, () => ours.hasMany(batchHas()))
     report.add({ suite: 'memory', task: `addMany ${label} (batches of ${CHUNK / 1000}k)`, subject: 'bloomkit', opsPerSecond: addMany })
     report.add({ suite: 'memory', task: `hasMany ${label} (batches of ${CHUNK / 1000}k)`, subject: 'bloomkit', opsPerSecond: hasMany })
 
+    const o = { add: median(oursRounds.map((s) => s.add)), has: median(oursRounds.map((s) => s.has)) }
     if (n <= 1_000_000) await runBloomFilters(report, label, keys, probes, o)
   }
+}
+
+/** Where bloomkit's check of a key first reads: the first bit of its block (one shard here). */
+async function bloomkitFirstProbe(parameters: FilterParameters): Promise<(key: string) => number> {
+  const hasher = await createKeyHasher(parameters.seed)
+  return (key) => {
+    hasher.hash(key)
+    return blockStart(hasher.a, parameters.bits)
+  }
+}
+
+/** The share of keys whose first probe lies within 4 KiB (32 768 bits) of the previous key's. */
+function nearbyShare(firstProbe: (key: string) => number, keys: readonly string[]): number {
+  let nearby = 0
+  let previous = firstProbe(keys[0])
+  for (let i = 1; i < keys.length; i++) {
+    const probe = firstProbe(keys[i])
+    if (Math.abs(probe - previous) < 32_768) nearby++
+    previous = probe
+  }
+  return nearby / (keys.length - 1)
 }
 
 /** bloom-filters is ~100× slower: one timed fill pass and a bounded slice of checks. */
