@@ -8,9 +8,9 @@ import type { Report } from './report.js'
 const CHUNK = 100_000
 const PROBES = 1_000_000
 /** Rounds of alternating measurements per figure. */
-const ROUNDS = 25
-/** Timed calls (chunks of CHUNK keys) per subject, task and round: short, so that a pair is ~0.1 s apart. */
-const CALLS_PER_ROUND = 5
+const ROUNDS = 75
+/** Timed calls (chunks of CHUNK keys) per subject, task and round: one, so that a pair is 5–25 ms apart. */
+const CALLS_PER_ROUND = 1
 
 interface Subject {
   readonly name: string
