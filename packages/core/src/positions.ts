@@ -84,7 +84,7 @@ export function fillBlockedPositions(
   offset: number,
 ): void {
   const start = blockStart(a, shardBits)
-  const step = PROBE_STEP // read once: V8 reloads an exported binding on every use
+  const step = PROBE_STEP // read once: an exported binding is a cell V8 reloads and unboxes on every use
   let h = b | 0
   for (let i = 0; i < hashes; i++) {
     out[offset + i] = start + (h >>> 23)
