@@ -45,6 +45,29 @@ describe('MemoryBloomFilter', () => {
     expect(filter.hasMany(added).every(Boolean)).toBe(true)
   })
 
+  test.prop([fc.array(keys, { maxLength: 100 }), fc.array(keys, { maxLength: 100 })], { numRuns: 100 })(
+    'addMany/hasMany give per-key answers in order, from arrays and from any other iterable alike',
+    async (added, probes) => {
+      const fromArray = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01 })
+      const fromIterable = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01 })
+      const one = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01 })
+      const expectedAdds = added.map((k) => one.add(k))
+      expect(fromArray.addMany(added)).toEqual(expectedAdds)
+      expect(fromIterable.addMany((function* () { yield* added })())).toEqual(expectedAdds)
+      const expectedHas = probes.map((k) => one.has(k))
+      expect(fromArray.hasMany(probes)).toEqual(expectedHas)
+      expect(fromIterable.hasMany(new Set(probes))).toEqual([...new Set(probes)].map((k) => one.has(k)))
+    },
+  )
+
+  test('a hole in a keys array is a missing key, as in a for…of loop', async () => {
+    const filter = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01 })
+    const sparse: string[] = ['a']
+    sparse[2] = 'c'
+    expect(() => filter.hasMany(sparse)).toThrowError(code('BLOOM_INVALID_KEY'))
+    expect(() => filter.addMany(sparse)).toThrowError(/got undefined/)
+  })
+
   test.prop([sizes, fc.array(keys, { maxLength: 200 }), fc.array(keys, { maxLength: 50 })], { numRuns: 100 })(
     'the direct add/has path sets exactly the bits of the generic BloomFilter path',
     async (options, added, probes) => {
