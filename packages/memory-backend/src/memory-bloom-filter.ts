@@ -182,8 +182,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   /** The first byte of the key's block: its shard's start plus core's blockIndex, in bytes. */
   private blockByte(a: number, b: number): number {
-    const block = blockIndex(a, this.blocks) * BLOCK_BYTES
-    return this.shards === 1 ? block : shardOf(a, b, this.shards) * this.shardBytes + block
+    return shardOf(a, b, this.shards) * this.shardBytes + blockIndex(a, this.blocks) * BLOCK_BYTES
   }
 
   // An array's results go into an array made at its final length: at 100k keys that took a third
