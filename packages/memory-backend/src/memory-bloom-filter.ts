@@ -185,21 +185,12 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     return shardOf(a, b, this.shards) * this.shardBytes + blockIndex(a, this.blocks) * BLOCK_BYTES
   }
 
-  // An array's results go into an array made at its final length: at 100k keys that took a third
-  // off the time of pushing onto a growing one.
-
   override addMany(keys: Iterable<BloomKey>): boolean[] {
-    if (!Array.isArray(keys)) return manyOf(keys, (key) => this.add(key))
-    const results = new Array<boolean>(keys.length)
-    for (let i = 0; i < keys.length; i++) results[i] = this.add(keys[i])
-    return results
+    return answerEach(keys, (key) => this.add(key))
   }
 
   override hasMany(keys: Iterable<BloomKey>): boolean[] {
-    if (!Array.isArray(keys)) return manyOf(keys, (key) => this.has(key))
-    const results = new Array<boolean>(keys.length)
-    for (let i = 0; i < keys.length; i++) results[i] = this.has(keys[i])
-    return results
+    return answerEach(keys, (key) => this.has(key))
   }
 
   /** Bytes held by the bits. */
@@ -208,9 +199,17 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   }
 }
 
-/** `answer` for each key of any iterable, in order. */
-function manyOf(keys: Iterable<BloomKey>, answer: (key: BloomKey) => boolean): boolean[] {
+/**
+ * `answer` for each key, in order. An array's answers go into an array made at its final length: at
+ * 100k keys that took a third off the time of pushing onto a growing one.
+ */
+function answerEach(keys: Iterable<BloomKey>, answer: (key: BloomKey) => boolean): boolean[] {
   checkIterable(keys)
+  if (Array.isArray(keys)) {
+    const results = new Array<boolean>(keys.length)
+    for (let i = 0; i < keys.length; i++) results[i] = answer(keys[i])
+    return results
+  }
   const results: boolean[] = []
   for (const key of keys) results.push(answer(key))
   return results
