@@ -94,8 +94,8 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
       tasks.set(subject.name, { fp, fillRate, timed, samples: [] })
     }
     // Subjects take turns, task by task, over many short rounds, so that a slow spell of this shared
-    // machine (it swings by up to 1.7x within seconds) hits both alike; which goes first alternates.
-    // Each figure is the median of its rounds' medians.
+    // machine (it swings by up to 2x within a second) hits both alike; which goes first alternates.
+    // Each figure is the median over the rounds.
     for (let round = 0; round < ROUNDS; round++) {
       for (const task of Object.keys(TASKS) as Task[]) {
         const order = round % 2 === 0 ? [...tasks] : [...tasks].reverse()
@@ -105,7 +105,7 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
             iterations: CALLS_PER_ROUND,
             warmup: round === 0,
           })
-          entry.samples[round] ??= { add: 0, has: 0, miss: 0, hasRandom: 0, missRandom: 0 }
+          entry.samples[round] ??= {} as Rates
           entry.samples[round][task] = rate
         }
       }
