@@ -182,7 +182,9 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   /** The first byte of the key's block: its shard's start plus core's blockIndex, in bytes. */
   private blockByte(a: number, b: number): number {
-    return shardOf(a, b, this.shards) * this.shardBytes + blockIndex(a, this.blocks) * BLOCK_BYTES
+    const block = blockIndex(a, this.blocks) * BLOCK_BYTES
+    // shardOf returns 0 for one shard too, but V8 cannot fold 0 * shardBytes + block away.
+    return this.shards === 1 ? block : shardOf(a, b, this.shards) * this.shardBytes + block
   }
 
   override addMany(keys: Iterable<BloomKey>): boolean[] {
