@@ -1,6 +1,7 @@
 import { createKeyHasher, fillPositions, shardBitsOf, sizeFilter } from '@bloomkit/core'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
-import { startRedisCluster, startRedisServer } from '@bloomkit/redis-backend/testing'
+// The workspace's private test launcher, built by `pnpm run build` (benchmarks/tsconfig.json references it).
+import { startRedisCluster, startRedisServer } from '../../test-support/dist/redis-servers.js'
 import { Cluster, Redis } from 'ioredis'
 import { loadavg } from 'node:os'
 import { chunks, cycle, median, medianOpsPerSecond, ratio, userKeys } from './measure.js'
@@ -74,9 +75,13 @@ async function naiveBaseline(redis: RedisClient, key: string) {
 }
 
 async function memoryPerKey(redis: RedisClient, filter: RedisBloomFilter): Promise<string> {
+  // The shard keys, found as a user would: by the documented name pattern `<name>:<shard>:{<tag>}`.
   let bytes = 0
-  for (let shard = 0; shard < filter.parameters.shards; shard++) {
-    bytes += Number(await redis.call('MEMORY', 'USAGE', filter.bitStore.layout.shard(shard), 'SAMPLES', '0'))
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis]
+  for (const node of nodes) {
+    for (const key of await node.keys(`${filter.name}:*:{*}`)) {
+      if (/^\d+:\{/.test(key.slice(filter.name.length + 1))) bytes += Number(await node.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'))
+    }
   }
   const ideal = -Math.log(ERROR_RATE) / (Math.LN2 * Math.LN2)
   return `Redis MEMORY USAGE ${((bytes * 8) / KEYS).toFixed(2)} bits/key (${(bytes / 2 ** 20).toFixed(2)} MiB), ideal ${ideal.toFixed(2)} bits/key`

@@ -5,9 +5,9 @@ export default defineProject({
   resolve: { alias },
   test: {
     name: 'redis',
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['test/**/*.test.ts'],
     // One standalone server and one 3-master Cluster for the whole run (the Cluster takes ~2 s).
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -1,4 +1,8 @@
+import { BloomError, type PositionBatch } from '@bloomkit/core'
 import { Command } from 'ioredis'
+import { dataLost } from './errors.js'
+import type { Generation, ShardGenerations } from './generations.js'
+import { DISCARD_UNMARKED } from './scripts.js'
 
 /**
  * An ioredis command whose RESP bytes are written by us, in one buffer, rather than by ioredis
@@ -114,4 +118,66 @@ export function bitfieldCommand(
     }
   }
   return new PreEncodedCommand(name, key, buffer.subarray(0, at))
+}
+
+/**
+ * Sends keys `keys[from … to − 1]` of the batch to `shard` in one BITFIELD (set) or BITFIELD_RO
+ * (test) and writes their answers to `out`. While a rebuild runs (the live shard's marker is
+ * flagged), an add is written to the next generation too before it is answered.
+ * @throws BloomError `BLOOM_DATA_LOST` when the shard key lacks its marker.
+ */
+export async function sendBitfield(
+  shards: ShardGenerations,
+  generation: Generation,
+  set: boolean,
+  shard: number,
+  batch: PositionBatch,
+  keys: Uint32Array,
+  from: number,
+  to: number,
+  out: Uint8Array,
+  copyIfFlagged: boolean,
+): Promise<void> {
+  const key = shards.key(shard, generation)
+  const what = `${set ? 'add' : 'has'} on ${key}`
+  const prefix = (shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
+  const command = bitfieldCommand(set, prefix + key, shards.shardBytes * 8, batch.positions, batch.hashes, keys, from, to)
+  shards.client.sendCommand(command)
+  // Integers, or strings of digits for a client with ioredis's stringNumbers option.
+  const reply = (await shards.call(command.promise, what)) as Array<number | string>
+  const marker = Number(reply[0])
+  const flagged = marker === shards.marker + 1 && generation === 'live'
+  if (marker !== shards.marker && !flagged) {
+    // A write to a lost key just re-created it without a marker: remove that debris so it
+    // does not hold memory (or outlive the filter's TTL); the error stands either way.
+    if (set) await discardUnmarked(shards, key)
+    throw dataLost(what)
+  }
+  const hashes = batch.hashes
+  for (let k = from, r = 1; k < to; k++) {
+    let result = set ? 0 : 1
+    for (let end = r + hashes; r < end; r++) {
+      if (Number(reply[r]) === 0) result = set ? 1 : 0
+    }
+    out[keys[k]] = result
+  }
+  if (flagged && set && copyIfFlagged) {
+    // A rebuild is running: the next generation must get this key too, before we answer.
+    const ignored = new Uint8Array(batch.size)
+    try {
+      await sendBitfield(shards, 'next', true, shard, batch, keys, from, to, ignored, false)
+    } catch (error) {
+      if (!(error instanceof BloomError && error.code === 'BLOOM_DATA_LOST')) throw error
+      // The next generation is gone: swapped in since (so "live" is it now) or abandoned.
+      await sendBitfield(shards, 'live', true, shard, batch, keys, from, to, ignored, false)
+    }
+  }
+}
+
+async function discardUnmarked(shards: ShardGenerations, key: string): Promise<void> {
+  try {
+    await shards.call(shards.client.eval(DISCARD_UNMARKED, 1, key, shards.shardBytes, shards.markerPlain, shards.markerFlagged), `discard ${key}`)
+  } catch {
+    // Best effort: the caller is about to raise BLOOM_DATA_LOST, which says what matters.
+  }
 }

@@ -1,4 +1,13 @@
-export { RedisBloomFilter, DEFAULT_SHARD_BITS, MAX_REDIS_SHARD_BITS, type RedisCreateOptions, type RedisFilterOptions, type RebuildOptions } from './redis-bloom-filter.js'
-export { RedisBitStore, type RedisClient, type RedisStoreOptions } from './redis-bit-store.js'
-export { KeyLayout, slotOf } from './key-layout.js'
-export { STORE_FORMAT, type FilterMeta, type FilterState } from './metadata.js'
+export { RedisBloomFilter } from './redis-bloom-filter.js'
+export {
+  DEFAULT_SHARD_BITS,
+  MAX_REDIS_SHARD_BITS,
+  type RebuildOptions,
+  type RedisClient,
+  type RedisCreateOptions,
+  type RedisFilterOptions,
+  type RedisNewFilterOptions,
+  type RedisStoreOptions,
+} from './options.js'
+export type { SnapshotSource } from './import.js'
+export { STORE_FORMAT, type FilterMeta, type FilterState } from './meta.js'

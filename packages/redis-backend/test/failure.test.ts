@@ -5,7 +5,7 @@ import { afterAll, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
-import { startRedisServer, type RedisServerHandle } from '../src/testing/index.js'
+import { startRedisServer, type RedisServerHandle } from '../../../test-support/redis-servers.js'
 
 const cleanups: Array<() => Promise<void>> = []
 afterAll(async () => {

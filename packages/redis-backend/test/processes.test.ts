@@ -4,15 +4,15 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, expect, inject, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { standaloneClient, uniqueName } from './clients.js'
+import { standaloneClient, uniqueName } from './support/clients.js'
 
 const run = promisify(execFile)
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
 const redis = standaloneClient()
 
 beforeAll(async () => {
-  // The worker processes run the built package; build it (a no-op when dist is current).
-  await run('npx', ['tsc', '-b', '.'], { cwd: packageDir })
+  // The worker processes run the built package and launcher; build them (a no-op when dist is current).
+  await run('npx', ['tsc', '-b', '.', '../../test-support'], { cwd: packageDir })
 }, 120_000)
 afterAll(async () => {
   await redis.quit()
@@ -24,7 +24,7 @@ test('four client processes adding at once lose nothing', async () => {
   const filter = await RedisBloomFilter.create(redis, name, { capacity: 100_000, errorRate: 0.01, shards: 3 })
   const { port } = inject('redisStandalone')
   await Promise.all(
-    Array.from({ length: 4 }, (_, worker) => run('node', ['test/add-worker.mjs', String(port), name, String(worker), String(perWorker)], { cwd: packageDir })),
+    Array.from({ length: 4 }, (_, worker) => run('node', ['test/support/add-worker.mjs', String(port), name, String(worker), String(perWorker)], { cwd: packageDir })),
   )
   for (let worker = 0; worker < 4; worker++) {
     const keys = Array.from({ length: perWorker }, (_, i) => `w${worker}:${i}`)
@@ -48,7 +48,7 @@ function accepts(port: number): Promise<boolean> {
 
 test('a test runner killed with SIGKILL leaves no redis-server behind', async () => {
   // Runs the built launcher (built in beforeAll), as a test runner process would.
-  const script = `import { startRedisServer } from './dist/testing/index.js'
+  const script = `import { startRedisServer } from '../../test-support/dist/redis-servers.js'
 const server = await startRedisServer()
 console.log('port', server.port)
 setInterval(() => {}, 1000)`

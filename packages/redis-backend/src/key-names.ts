@@ -1,4 +1,4 @@
-import { invalidParameter } from './redis-errors.js'
+import { invalidParameter } from './errors.js'
 
 /** Hash slots of a Redis Cluster. */
 const SLOTS = 16_384
@@ -35,7 +35,7 @@ function slotOfBytes(bytes: Uint8Array): number {
 let slotTags: string[] | undefined
 
 /**
- * For every slot, the first base-36 number (as text) that hashes to it. Part of the key layout,
+ * For every slot, the first base-36 number (as text) that hashes to it. Part of the stored format,
  * so it must never change: shard keys built by one release are found by the next.
  */
 function tagForSlot(slot: number): string {
@@ -64,7 +64,7 @@ export function checkName(name: unknown): string {
 }
 
 /**
- * Where a named filter lives in Redis:
+ * The Redis key names of a named filter:
  * - `<name>:meta`, a hash with the parameters, epoch, generation and state;
  * - `<name>:<s>:{<tag>}`, shard `s`'s bits followed by a 4-byte marker;
  * - `<name>:<s>:next:{<tag>}`, shard `s` of the generation being built (create, import, rebuild, clear);
@@ -75,7 +75,7 @@ export function checkName(name: unknown): string {
  * Cluster (masters own contiguous slot ranges), while a shard and its next generation share a slot
  * and can be RENAMEd into each other.
  */
-export class KeyLayout {
+export class KeyNames {
   readonly name: string
   readonly meta: string
   private readonly live: string[]

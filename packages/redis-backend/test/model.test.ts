@@ -2,7 +2,7 @@ import { fc } from '@fast-check/vitest'
 import { afterAll, expect, test } from 'vitest'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()

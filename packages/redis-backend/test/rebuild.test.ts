@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
+import { clusterClient, standaloneClient, uniqueName, namesOf } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -78,7 +78,7 @@ test.each([
     const info = await filter.info()
     expect(info.generation).toBe(2)
     expect(info.state).toBe('ready')
-    expect(await client.exists(filter.bitStore.layout.nextShard(0))).toBe(0)
+    expect(await client.exists(namesOf(filter).nextShard(0))).toBe(0)
     await filter.destroy()
   },
 )
@@ -110,7 +110,7 @@ test('one rebuild at a time: a second gets BLOOM_LOCKED; force takes over a cras
   expect((await filter.info()).state).toBe('ready')
 
   // A crashed rebuild leaves the lock; force takes it over.
-  await redis.hset(filter.bitStore.layout.meta, 'state', 'rebuilding', 'token', 'dead')
+  await redis.hset(namesOf(filter).meta, 'state', 'rebuilding', 'token', 'dead')
   expect(((await filter.rebuild(['q']).then(() => undefined, (e: unknown) => e)) as BloomError).code).toBe('BLOOM_LOCKED')
   await filter.rebuild(['q'], { force: true })
   expect(await filter.hasMany(['a', 'q'])).toEqual([false, true])

@@ -2,7 +2,7 @@ import { afterAll, expect, test } from 'vitest'
 import { decodeSnapshot } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName, errorOf } from '../test/clients.js'
+import { clusterClient, standaloneClient, uniqueName, errorOf, namesOf } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -26,7 +26,7 @@ test.each([
   expect(memory.hasMany(probes)).toEqual(redisAnswers)
   expect(memory.hasMany(members).every(Boolean)).toBe(true)
   // The shard keys hold the payload as-is (plus the 4-byte marker).
-  const shard0 = await client.getBuffer(filter.bitStore.layout.shard(0))
+  const shard0 = await client.getBuffer(namesOf(filter).shard(0))
   const payload = decodeSnapshot(snapshot).payload
   const shardBytes = filter.parameters.bits / filter.parameters.shards / 8
   expect(new Uint8Array(shard0!.subarray(0, shardBytes))).toEqual(payload.slice(0, shardBytes))
@@ -94,7 +94,7 @@ test('a bad snapshot never yields a filter and leaves an existing one untouched'
   expect((await errorOf(RedisBloomFilter.import(redis, existing, flipped))).code).toBe('BLOOM_CORRUPT_SNAPSHOT')
   expect(await filter.hasMany(['kept:1', 'kept:2'])).toEqual([true, true])
   expect((await filter.info()).state).toBe('ready')
-  expect(await redis.exists(filter.bitStore.layout.nextShard(0), filter.bitStore.layout.nextShard(1))).toBe(0)
+  expect(await redis.exists(namesOf(filter).nextShard(0), namesOf(filter).nextShard(1))).toBe(0)
 
   const other = await MemoryBloomFilter.create({ capacity: 3000, errorRate: 0.01, shards: 2 })
   expect((await errorOf(RedisBloomFilter.import(redis, existing, other.export()))).code).toBe('BLOOM_INCOMPATIBLE')

@@ -47,6 +47,13 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
+/** Runs `promise` under a timeout in ms, mapping whatever it rejects with to a coded BloomError. */
+export function callRedis<T>(promise: Promise<T>, timeout: number, what: string): Promise<T> {
+  return withTimeout(promise, timeout, what).catch((error: unknown) => {
+    throw storeError(error, what)
+  })
+}
+
 /** `BLOOM_INVALID_PARAMETER` naming the parameter, the allowed range and what was given. */
 export function invalidParameter(name: string, allowed: string, got: unknown): BloomError {
   const shown = typeof got === 'string' ? JSON.stringify(got.length > 40 ? `${got.slice(0, 40)}…` : got) : got === null || typeof got !== 'object' ? String(got) : Object.prototype.toString.call(got)

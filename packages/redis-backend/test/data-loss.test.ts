@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName, errorOf } from '../test/clients.js'
+import { clusterClient, standaloneClient, uniqueName, errorOf, namesOf } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -24,7 +24,7 @@ test.each([
   const keys = Array.from({ length: 2000 }, (_, i) => `k:${i}`)
   await filter.addMany(keys)
   const lostShard = 2
-  await client.del(filter.bitStore.layout.shard(lostShard))
+  await client.del(namesOf(filter).shard(lostShard))
   // Every call that touches the lost shard fails; a call that does not still answers.
   const lost = (await errorOf(filter.hasMany(keys)))
   expect(lost.code).toBe('BLOOM_DATA_LOST')
@@ -35,7 +35,7 @@ test.each([
   expect((await errorOf(filter.estimateCount())).code).toBe('BLOOM_DATA_LOST')
   expect((await errorOf(filter.export())).code).toBe('BLOOM_DATA_LOST')
   // The failed add re-created the key without a marker; that debris was removed again.
-  expect(await client.exists(filter.bitStore.layout.shard(lostShard))).toBe(0)
+  expect(await client.exists(namesOf(filter).shard(lostShard))).toBe(0)
   // The documented way out: rebuild from the source of truth.
   await filter.rebuild(keys)
   expect((await filter.hasMany(keys)).every(Boolean)).toBe(true)
@@ -56,7 +56,7 @@ test('a shard overwritten by another filter of the same name (a stale instance) 
 
 test('a shard key truncated by hand (marker gone) raises BLOOM_DATA_LOST', async () => {
   const filter = await RedisBloomFilter.create(redis, uniqueName('truncated'), { capacity: 1000, errorRate: 0.01, shards: 1 })
-  await redis.set(filter.bitStore.layout.shard(0), 'x')
+  await redis.set(namesOf(filter).shard(0), 'x')
   expect((await errorOf(filter.has('a'))).code).toBe('BLOOM_DATA_LOST')
   expect((await errorOf(filter.bitStore.readShard(0, 0, 8))).code).toBe("BLOOM_DATA_LOST")
 })

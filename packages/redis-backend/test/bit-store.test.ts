@@ -1,7 +1,7 @@
 import { afterAll, test } from 'vitest'
 import { bitStoreSuite } from '@bloomkit/core/testing'
-import { createRedisBitStore } from '../test/store-factory.js'
-import { clusterClient, standaloneClient } from '../test/clients.js'
+import { createRedisBitStore } from './support/store-factory.js'
+import { clusterClient, standaloneClient } from './support/clients.js'
 
 const standalone = standaloneClient()
 const cluster = clusterClient()

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { KeyLayout, slotOf } from './key-layout.js'
+import { KeyNames, slotOf } from '../src/key-names.js'
 
 test('slotOf matches Redis Cluster key slots (values from CLUSTER KEYSLOT)', () => {
   // CRC16-XMODEM reference: "123456789" → 0x31c3 = 12739.
@@ -11,7 +11,7 @@ test('slotOf matches Redis Cluster key slots (values from CLUSTER KEYSLOT)', () 
 })
 
 test('shard keys carry distinct tags, evenly spaced over the slot space; next keys share the tag', () => {
-  const layout = new KeyLayout('ids', 8)
+  const layout = new KeyNames('ids', 8)
   const slots = Array.from({ length: 8 }, (_, s) => slotOf(/\{(.*)\}/.exec(layout.shard(s))![1]))
   expect(new Set(slots).size).toBe(8)
   const gaps = slots.map((slot, i) => (slots[(i + 1) % 8] - slot + 16384) % 16384)
@@ -22,8 +22,8 @@ test('shard keys carry distinct tags, evenly spaced over the slot space; next ke
 })
 
 test('the layout is stable across releases (shard key names are part of the stored format)', () => {
-  expect(new KeyLayout('user-ids', 3).shard(0)).toBe(new KeyLayout('user-ids', 3).shard(0))
-  expect([0, 1, 2].map((s) => new KeyLayout('user-ids', 3).shard(s))).toMatchInlineSnapshot(`
+  expect(new KeyNames('user-ids', 3).shard(0)).toBe(new KeyNames('user-ids', 3).shard(0))
+  expect([0, 1, 2].map((s) => new KeyNames('user-ids', 3).shard(s))).toMatchInlineSnapshot(`
     [
       "user-ids:0:{843}",
       "user-ids:1:{7c5}",

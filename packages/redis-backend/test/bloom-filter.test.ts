@@ -3,7 +3,7 @@ import { BloomError, estimateErrorRate, sizeFilter } from '@bloomkit/core'
 import { DEFAULT_SHARD_BITS, RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { inject } from 'vitest'
-import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
+import { clusterClient, standaloneClient, uniqueName, namesOf } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -93,7 +93,7 @@ describe.each([
 
 test('shards spread over every master of the Cluster; a shard and its next generation share a slot', async () => {
   const filter = await RedisBloomFilter.create(cluster, uniqueName('spread'), { capacity: 1000, errorRate: 0.01, shards: 3 })
-  const layout = filter.bitStore.layout
+  const layout = namesOf(filter)
   const owners = new Set<string>()
   for (let shard = 0; shard < 3; shard++) {
     const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', layout.shard(shard)))
@@ -127,7 +127,7 @@ test('no command allocates more than 4 MiB: a large shard grows in 4 MiB steps, 
   const MiB = 2 ** 20
   const large = await RedisBloomFilter.fromParameters(redis, uniqueName('alloc'), { bits: 9 * 8 * MiB + 64, hashes: 7, shards: 1, seed: 0 })
   expect(setranges()).toEqual([4 * MiB - 1, 8 * MiB - 1, 9 * MiB + 8 + 4 - 1, 9 * MiB + 8])
-  expect(Number(await redis.strlen(large.bitStore.layout.shard(0)))).toBe(9 * MiB + 8 + 4)
+  expect(Number(await redis.strlen(namesOf(large).shard(0)))).toBe(9 * MiB + 8 + 4)
   await large.destroy()
   spy.mockClear()
   // A default shard: at most 4 MiB with its marker, one exact allocation (jemalloc's 4 MiB class).
@@ -136,7 +136,7 @@ test('no command allocates more than 4 MiB: a large shard grows in 4 MiB steps, 
   expect(filter.parameters.shards).toBe(1)
   expect(shardBytes).toBeGreaterThan(4 * MiB - 64 * 1024)
   expect(setranges()).toEqual([shardBytes + 3, shardBytes])
-  const usage = Number(await redis.call('MEMORY', 'USAGE', filter.bitStore.layout.shard(0), 'SAMPLES', '0'))
+  const usage = Number(await redis.call('MEMORY', 'USAGE', namesOf(filter).shard(0), 'SAMPLES', '0'))
   expect(usage).toBeLessThanOrEqual(4 * MiB + 256)
   spy.mockRestore()
   await filter.destroy()
@@ -144,7 +144,7 @@ test('no command allocates more than 4 MiB: a large shard grows in 4 MiB steps, 
 
 test('ttl: the whole filter expires; setTtl changes or removes it', async () => {
   const filter = await RedisBloomFilter.create(redis, uniqueName('ttl'), { capacity: 1000, errorRate: 0.01, shards: 2, ttl: 100 })
-  const layout = filter.bitStore.layout
+  const layout = namesOf(filter)
   for (const key of [layout.meta, layout.shard(0), layout.shard(1)]) {
     const ttl = await redis.ttl(key)
     expect(ttl).toBeGreaterThan(95)
@@ -193,8 +193,8 @@ test('a closed filter rejects with BLOOM_CLOSED and leaves the user’s client o
 test('a key of another type under the filter’s names gives BLOOM_CORRUPT_STORE', async () => {
   const name = uniqueName('wrongtype')
   const filter = await RedisBloomFilter.create(redis, name, { capacity: 100, errorRate: 0.01 })
-  await redis.del(filter.bitStore.layout.shard(0))
-  await redis.hset(filter.bitStore.layout.shard(0), 'x', '1')
+  await redis.del(namesOf(filter).shard(0))
+  await redis.hset(namesOf(filter).shard(0), 'x', '1')
   expect(await codeOf(filter.has('x'))).toBe('BLOOM_CORRUPT_STORE')
   expect(await codeOf(filter.add('x'))).toBe('BLOOM_CORRUPT_STORE')
   const other = uniqueName('wrongtype-meta')
@@ -219,7 +219,7 @@ test.each([
     const filter = await RedisBloomFilter.create(prefixed, name, { capacity: 1000, errorRate: 0.01, shards: 2, scanBytesPerKey })
     expect(await filter.addMany(['a', 'b'])).toEqual([true, true])
     expect(await filter.hasMany(['a', 'b', 'c'])).toEqual([true, true, false])
-    expect(await redis.exists(`tenant7:${name}:meta`, `tenant7:${filter.bitStore.layout.shard(0)}`)).toBe(2)
+    expect(await redis.exists(`tenant7:${name}:meta`, `tenant7:${namesOf(filter).shard(0)}`)).toBe(2)
     expect(await redis.exists(`${name}:meta`)).toBe(0)
     await filter.destroy()
   } finally {
@@ -250,16 +250,16 @@ test('clear empties every shard, keeps the filter usable and takes the lock', as
   await filter.clear()
   expect((await filter.hasMany(keys('c', 500))).some(Boolean)).toBe(false)
   expect(await filter.estimateCount()).toBe(0)
-  expect(await redis.ttl(filter.bitStore.layout.shard(2))).toBeGreaterThan(490)
+  expect(await redis.ttl(namesOf(filter).shard(2))).toBeGreaterThan(490)
   expect((await filter.info()).state).toBe('ready')
-  await redis.hset(filter.bitStore.layout.meta, 'state', 'rebuilding')
+  await redis.hset(namesOf(filter).meta, 'state', 'rebuilding')
   expect(await codeOf(filter.clear())).toBe('BLOOM_LOCKED')
   await filter.destroy()
 })
 
 test('a Cluster whose startup nodes are all dead: calls reject in bounded time, not never', async () => {
   const { Cluster } = await import('ioredis')
-  const { freePort } = await import('../src/testing/index.js')
+  const { freePort } = await import('../../../test-support/redis-servers.js')
   const dead = new Cluster([{ host: '127.0.0.1', port: await freePort() }], { clusterRetryStrategy: () => 200 })
   dead.on('error', () => {})
   try {

@@ -1,7 +1,7 @@
 // One client process of the concurrency test: opens the filter and adds its keys in batches of
 // varying size and as single calls, all in flight together. Runs on the built package (dist).
 import { Redis } from 'ioredis'
-import { RedisBloomFilter } from '../dist/index.js'
+import { RedisBloomFilter } from '../../dist/index.js'
 
 const [port, name, worker, count] = process.argv.slice(2)
 const redis = new Redis({ host: '127.0.0.1', port: Number(port), maxRetriesPerRequest: 1 })

@@ -1,6 +1,7 @@
 import { Cluster, Redis } from 'ioredis'
 import { expect, inject } from 'vitest'
 import { BloomError } from '@bloomkit/core'
+import { KeyNames } from '../../src/key-names.js'
 
 /**
  * Client options that never hang: a command fails fast while the server is down (the store's
@@ -42,4 +43,9 @@ export async function errorOf(promise: Promise<unknown>): Promise<BloomError> {
   const error = await promise.then(() => undefined, (e: unknown) => e)
   expect(error).toBeInstanceOf(BloomError)
   return error as BloomError
+}
+
+/** The Redis key names of a filter (the documented format), for tests that look at or damage its keys. */
+export function namesOf(filter: { readonly name: string; readonly parameters: { readonly shards: number } }): KeyNames {
+  return new KeyNames(filter.name, filter.parameters.shards)
 }

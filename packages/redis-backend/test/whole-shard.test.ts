@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test, vi } from 'vitest'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from '../test/clients.js'
-import { addKeys, markerOf, testKeys } from './shard-scan.js'
+import { clusterClient, standaloneClient, uniqueName, namesOf } from './support/clients.js'
+import { addKeys, markerOf, testKeys } from '../src/whole-shard.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -79,8 +79,8 @@ describe.each([
     expect(commands.whole.filter((name) => name === 'exec').length).toBe(4)
     expect(commands.whole.filter((name) => name === 'getrange').length).toBe(8)
     for (let shard = 0; shard < 4; shard++) {
-      expect(await client.pttl(whole.bitStore.layout.shard(shard))).toBeGreaterThan(3_500_000)
-      expect(await client.exists(whole.bitStore.layout.scratch(shard))).toBe(0)
+      expect(await client.pttl(namesOf(whole).shard(shard))).toBeGreaterThan(3_500_000)
+      expect(await client.exists(namesOf(whole).scratch(shard))).toBe(0)
     }
     await Promise.all([bitfield.destroy(), whole.destroy()])
   })

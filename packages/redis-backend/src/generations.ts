@@ -1,0 +1,197 @@
+import { shardBytesOf, type FilterParameters } from '@bloomkit/core'
+import { callRedis } from './errors.js'
+import type { KeyNames } from './key-names.js'
+import { dropMeta, unlockMeta } from './meta.js'
+import type { RedisClient } from './options.js'
+import { SET_MARKER, SWAP_SHARD } from './scripts.js'
+
+/** Bytes per SETRANGE/GETRANGE when writing or reading a shard's bits. */
+export const IO_CHUNK_BYTES = 1 << 20
+/**
+ * The most bytes one command allocates: 4 MiB, zero-filled in ~3 ms here (page faults included),
+ * under Redis's default slow-log threshold of 10 ms. A default shard (≤ 4 MiB with its marker) is allocated by one SETRANGE at its
+ * last byte, which Redis sizes exactly; a larger shard grows in 4 MiB steps, and Redis's greedy
+ * growth then leaves up to 1 MiB unused at its end.
+ */
+export const ALLOC_STEP_BYTES = 4 << 20
+/** Shards worked on at once by whole-filter operations (create, import, rebuild, clear, destroy). */
+const SHARD_CONCURRENCY = 16
+
+/** Runs `work(i)` for i in [0, count) with at most `limit` running at once. */
+export async function forEachLimited(count: number, limit: number, work: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0
+  const worker = async () => {
+    while (next < count) await work(next++)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker))
+}
+
+/** Which generation of shard keys a store reads and writes: the live one, or the next one a rebuild fills. */
+export type Generation = 'live' | 'next'
+
+function markerBytes(value: number): Buffer {
+  const bytes = Buffer.alloc(4)
+  bytes.writeUInt32BE(value >>> 0)
+  return bytes
+}
+
+/**
+ * One filter's shard keys in Redis, and the steps that build a shard's next generation and swap
+ * it in (create, import, rebuild and clear all go through them).
+ *
+ * Each shard key holds the shard's bits in SETBIT order followed by a 4-byte marker: the filter's
+ * epoch × 2, + 1 while a rebuild wants writes copied to the next generation. A key without one of
+ * these markers is lost (evicted, expired, deleted, or another filter's).
+ */
+export class ShardGenerations {
+  /** The user's ioredis client; nothing here closes it. */
+  readonly client: RedisClient
+  readonly names: KeyNames
+  readonly parameters: FilterParameters
+  /** The random number that marks this filter's shard keys; changes when the name is re-created. */
+  readonly epoch: number
+  /** Milliseconds each command may take. */
+  readonly timeout: number
+  readonly shardBytes: number
+  /** The marker of a shard key in its plain state (epoch × 2). */
+  readonly marker: number
+  readonly markerPlain: Buffer
+  /** The marker of a live shard key while a rebuild copies writes to the next generation. */
+  readonly markerFlagged: Buffer
+
+  constructor(client: RedisClient, names: KeyNames, parameters: FilterParameters, epoch: number, timeout: number) {
+    this.client = client
+    this.names = names
+    this.parameters = parameters
+    this.epoch = epoch
+    this.timeout = timeout
+    this.shardBytes = shardBytesOf(parameters)
+    this.marker = epoch * 2
+    this.markerPlain = markerBytes(this.marker)
+    this.markerFlagged = markerBytes(this.marker + 1)
+  }
+
+  /** The key of `shard` in `generation`. */
+  key(shard: number, generation: Generation): string {
+    return generation === 'live' ? this.names.shard(shard) : this.names.nextShard(shard)
+  }
+
+  /** Whether a key of `generation` with this marker is this filter's to read and write. */
+  accepts(marker: number, generation: Generation): boolean {
+    return marker === this.marker || (marker === this.marker + 1 && generation === 'live')
+  }
+
+  /** The marker besides the plain one that a key of `generation` may carry (scripts take both). */
+  otherMarker(generation: Generation): Buffer {
+    return generation === 'live' ? this.markerFlagged : this.markerPlain
+  }
+
+  /** Runs `promise` under the timeout, mapping errors to coded BloomErrors. */
+  call<T>(promise: Promise<T>, what: string): Promise<T> {
+    return callRedis(promise, this.timeout, what)
+  }
+
+  /** Runs `work` for every shard, a bounded number at once. */
+  forEachShard(work: (shard: number) => Promise<unknown>): Promise<void> {
+    return forEachLimited(this.parameters.shards, SHARD_CONCURRENCY, work)
+  }
+
+  /**
+   * Makes the next-generation key of `shard` a zeroed string of the shard's size plus its (still
+   * zero) marker, allocating at most {@link ALLOC_STEP_BYTES} per command: a 1-byte SETRANGE past
+   * the end, which Redis zero-fills, so only one byte travels and even a 512 MiB shard never
+   * blocks Redis for long.
+   */
+  async allocateNext(shard: number): Promise<void> {
+    const key = this.names.nextShard(shard)
+    const total = this.shardBytes + 4
+    await this.call(this.client.del(key), `allocate ${key}`)
+    for (let end = Math.min(total, ALLOC_STEP_BYTES); ; end = Math.min(total, end + ALLOC_STEP_BYTES)) {
+      await this.call(this.client.setrange(key, end - 1, '\0'), `allocate ${key}`)
+      if (end === total) break
+    }
+  }
+
+  /** Writes bytes of the (allocated) next generation's shard in place; no marker check: nobody reads it yet. */
+  async writeNext(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
+    const key = this.names.nextShard(shard)
+    for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
+      const piece = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES))
+      await this.call(this.client.setrange(key, offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)), `write ${key}`)
+    }
+  }
+
+  /** Writes the marker after the next generation's bits: from now on the key counts as complete. */
+  async sealNext(shard: number): Promise<void> {
+    const key = this.names.nextShard(shard)
+    await this.call(this.client.setrange(key, this.shardBytes, this.markerPlain), `seal ${key}`)
+  }
+
+  /**
+   * Atomically replaces the live shard by the sealed next generation (one script: check, RENAME,
+   * keep the TTL). `ttlMs` is used when the live key has none left (it was lost); 0 for none.
+   */
+  async swapNext(shard: number, ttlMs: number): Promise<void> {
+    const next = this.names.nextShard(shard)
+    const live = this.names.shard(shard)
+    await this.call(this.client.eval(SWAP_SHARD, 2, next, live, this.shardBytes, this.markerPlain, Math.max(0, Math.round(ttlMs))), `swap ${live}`)
+  }
+
+  /** A fresh, empty next generation of every shard, sealed (not yet swapped in). */
+  async buildEmptyNext(): Promise<void> {
+    await this.forEachShard(async (shard) => {
+      await this.allocateNext(shard)
+      await this.sealNext(shard)
+    })
+  }
+
+  /**
+   * Flags (or unflags) the live shard's marker: while flagged, every add is also written to the
+   * next generation, so a rebuild loses no key added while it runs. Returns false if the live
+   * key is lost (a rebuild then simply replaces it).
+   */
+  async flagLive(shard: number, on: boolean): Promise<boolean> {
+    const key = this.names.shard(shard)
+    const result = await this.call(
+      this.client.eval(SET_MARKER, 1, key, this.shardBytes, this.markerPlain, this.markerFlagged, on ? this.markerFlagged : this.markerPlain),
+      `flag ${key}`,
+    )
+    return Number(result) === 1
+  }
+
+  /** Sets a TTL in ms (0: none) on the live key of `shard`. */
+  async expireLive(shard: number, ttlMs: number): Promise<void> {
+    const key = this.names.shard(shard)
+    await this.call(ttlMs > 0 ? this.client.pexpire(key, ttlMs) : this.client.persist(key), `expire ${key}`)
+  }
+
+  /** The meta's remaining TTL in ms, 0 for none (what swapped-in shards get when theirs is gone). */
+  async metaTtlMs(what: string): Promise<number> {
+    return Math.max(0, Number(await this.call(this.client.pttl(this.names.meta), what)))
+  }
+
+  /**
+   * Undoes an unfinished create, import, rebuild or clear: drops the next generations, then the
+   * meta (with the shards, for a name that was new) or only the lock.
+   */
+  async abandon(token: string, dropNew: boolean): Promise<void> {
+    try {
+      await this.forEachShard((shard) => this.call(this.client.del(this.names.nextShard(shard)), 'drop next generation'))
+      if (dropNew) {
+        await this.forEachShard((shard) => this.call(this.client.del(this.names.shard(shard)), 'abandon'))
+        await dropMeta(this, token)
+      } else {
+        await unlockMeta(this, token, false, 'abandon')
+      }
+    } catch {
+      // Redis is failing: the original error is the one to report. A lock left behind is
+      // reported as BLOOM_LOCKED later, with the way out (force, or destroy).
+    }
+  }
+
+  /** Deletes the filter: meta first (so nobody opens it any more), then every shard key and next generation. */
+  async deleteAll(): Promise<void> {
+    await this.call(this.client.del(this.names.meta), 'destroy')
+    await this.forEachShard((shard) => this.call(this.client.unlink(this.names.shard(shard), this.names.nextShard(shard)), 'destroy'))
+  }
+}

@@ -1,0 +1,87 @@
+import { BloomError, SnapshotReader, type FilterParameters } from '@bloomkit/core'
+import { invalidParameter } from './errors.js'
+import { ShardGenerations } from './generations.js'
+import { KeyNames } from './key-names.js'
+import { createMeta, randomEpoch, randomToken, unlockMeta } from './meta.js'
+import { checkRedisParameters, ttlMsOf, type RedisClient, type RedisNewFilterOptions } from './options.js'
+import { LOCK_META } from './scripts.js'
+
+/** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order. */
+export type SnapshotSource = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>
+
+async function* chunksOf(source: SnapshotSource): AsyncGenerator<Uint8Array> {
+  if (source instanceof Uint8Array) {
+    yield source
+    return
+  }
+  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source))) {
+    throw invalidParameter('snapshot', 'a Uint8Array or an (async) iterable of Uint8Array chunks', source)
+  }
+  for await (const chunk of source as AsyncIterable<Uint8Array>) {
+    if (!(chunk instanceof Uint8Array)) throw invalidParameter('snapshot chunk', 'a Uint8Array', chunk)
+    yield chunk
+  }
+}
+
+/** A filter being imported into: its shards, and whether the import created the name. */
+interface Claim {
+  readonly shards: ShardGenerations
+  readonly created: boolean
+  readonly token: string
+}
+
+/** Creates the meta for an import (state 'importing'), or locks an existing filter with the same parameters. */
+async function claim(client: RedisClient, name: string, parameters: FilterParameters, timeout: number): Promise<Claim> {
+  const checked = checkRedisParameters(parameters)
+  const names = new KeyNames(name, checked.shards)
+  const token = randomToken()
+  const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout)
+  const stored = await createMeta(fresh, 'importing', token, `import "${name}"`, 'snapshot')
+  if (stored === undefined) return { shards: fresh, created: true, token }
+  const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout)
+  const result = String(await shards.call(client.eval(LOCK_META, 1, names.meta, String(stored.epoch), 'replacing', token, '0'), `import "${name}"`))
+  if (result !== 'ok') throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); try again later`)
+  return { shards, created: false, token }
+}
+
+/**
+ * Streams a snapshot into the next generation of `name`'s shards and swaps them in once the whole
+ * snapshot has passed its length and CRC-32 checks; undoes everything on failure. Returns the
+ * filter's shards. See `RedisBloomFilter.import`.
+ */
+export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisNewFilterOptions): Promise<ShardGenerations> {
+  const ttlMs = ttlMsOf(options)
+  const timeout = options.timeout ?? 5000
+  const reader = new SnapshotReader()
+  let claimed: Claim | undefined
+  const started = new Set<number>()
+  try {
+    for await (const chunk of chunksOf(snapshot)) {
+      for (const piece of reader.push(chunk)) {
+        claimed ??= await claim(client, name, reader.parameters!, timeout)
+        if (!started.has(piece.shard)) {
+          // Allocated first, so that the writes land in place: growing by SETRANGE would leave
+          // Redis's greedy growth (up to 1 MiB) unused at the end of every shard.
+          started.add(piece.shard)
+          await claimed.shards.allocateNext(piece.shard)
+        }
+        await claimed.shards.writeNext(piece.shard, piece.offset, piece.bytes)
+      }
+      if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, timeout)
+    }
+    reader.finish()
+    const { shards, created, token } = claimed!
+    const what = `import "${name}"`
+    const shardTtl = created ? ttlMs : await shards.metaTtlMs(what)
+    await shards.forEachShard(async (shard) => {
+      await shards.sealNext(shard)
+      await shards.swapNext(shard, shardTtl)
+    })
+    if (created && ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), what)
+    await unlockMeta(shards, token, !created, what)
+    return shards
+  } catch (error) {
+    if (claimed !== undefined) await claimed.shards.abandon(claimed.token, claimed.created)
+    throw error
+  }
+}

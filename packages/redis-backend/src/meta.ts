@@ -1,0 +1,162 @@
+import { BloomError, checkParameters, formatParameters, HASH_SCHEMES, layoutOfScheme, sameParameters, type FilterParameters } from '@bloomkit/core'
+import { callRedis } from './errors.js'
+import type { ShardGenerations } from './generations.js'
+import type { RedisClient } from './options.js'
+import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
+
+/** Version of the stored format in Redis (meta fields, key names, shard marker); bumped on any change. */
+export const STORE_FORMAT = 1
+
+/**
+ * What holds the filter's lock: `creating` and `importing` (a new name: not usable yet, `open`
+ * waits), `rebuilding`, `replacing` (an import over an existing filter) and `clearing` (usable
+ * meanwhile), or nothing: `ready`.
+ */
+export type FilterState = 'creating' | 'importing' | 'rebuilding' | 'replacing' | 'clearing' | 'ready'
+
+/** The meta hash of a filter, decoded. */
+export interface FilterMeta {
+  readonly parameters: FilterParameters
+  /** Random, 1 to 2^31 − 1; shard markers hold epoch × 2 (+ 1 while a rebuild copies writes). */
+  readonly epoch: number
+  /** 1 at create, + 1 per rebuild or import that replaced the bits. */
+  readonly generation: number
+  readonly state: FilterState
+}
+
+/** The meta hash's fields for a new filter, as ioredis arguments (field, value, …). */
+export function encodeMeta(parameters: FilterParameters, epoch: number, state: FilterState, token: string): string[] {
+  return [
+    'format', String(STORE_FORMAT),
+    'scheme', String(HASH_SCHEMES[parameters.layout]),
+    'seed', String(parameters.seed),
+    'bits', String(parameters.bits),
+    'hashes', String(parameters.hashes),
+    'shards', String(parameters.shards),
+    'epoch', String(epoch),
+    'generation', '1',
+    'state', state,
+    'token', token,
+    'created', String(Date.now()),
+  ]
+}
+
+/** Fields from a flat [field, value, …] list (HGETALL inside Lua) or ioredis's object form. */
+export function metaFields(raw: unknown): Record<string, string> {
+  if (Array.isArray(raw)) {
+    const fields: Record<string, string> = {}
+    for (let i = 0; i + 1 < raw.length; i += 2) fields[String(raw[i])] = String(raw[i + 1])
+    return fields
+  }
+  if (raw instanceof Map) return Object.fromEntries([...raw].map(([k, v]) => [String(k), String(v)]))
+  return (raw ?? {}) as Record<string, string>
+}
+
+/**
+ * Decodes and checks a meta hash.
+ * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a later format or hash scheme,
+ *   `BLOOM_CORRUPT_STORE` for a hash that is not a bloomkit filter's.
+ */
+export function decodeMeta(name: string, fields: Record<string, string>): FilterMeta {
+  const corrupt = (why: string, cause?: unknown) =>
+    new BloomError('BLOOM_CORRUPT_STORE', `filter "${name}": its meta hash ${why}`, cause === undefined ? undefined : { cause })
+  if (fields.format === undefined) throw corrupt('has no "format" field: not a bloomkit filter')
+  if (fields.format !== String(STORE_FORMAT)) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
+  }
+  const layout = layoutOfScheme(fields.scheme, `filter "${name}"`)
+  let parameters: FilterParameters
+  try {
+    parameters = checkParameters({ bits: Number(fields.bits), hashes: Number(fields.hashes), shards: Number(fields.shards), seed: Number(fields.seed), layout })
+  } catch (error) {
+    throw corrupt(`holds impossible parameters (${(error as Error).message})`, error)
+  }
+  const epoch = Number(fields.epoch)
+  if (!Number.isInteger(epoch) || epoch < 1 || epoch > 0x7fffffff) throw corrupt(`has an invalid epoch ${JSON.stringify(fields.epoch)}`)
+  const states: FilterState[] = ['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready']
+  const state = fields.state as FilterState
+  if (!states.includes(state)) throw corrupt(`has an unknown state ${JSON.stringify(fields.state)}`)
+  return { parameters, epoch, generation: Number(fields.generation) || 1, state }
+}
+
+/** A random epoch in [1, 2^31 − 1]. */
+export function randomEpoch(): number {
+  const value = crypto.getRandomValues(new Uint32Array(1))[0] & 0x7fffffff
+  return value === 0 ? 1 : value
+}
+
+/** A random token naming one holder of the lock. */
+export function randomToken(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+/** How often a waiting create or open looks again at a filter another process is creating. */
+const POLL_MS = 50
+
+/** The stored meta of `name`, or undefined when there is none. */
+export async function readMeta(client: RedisClient, name: string, timeout: number): Promise<FilterMeta | undefined> {
+  const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `open "${name}"`))
+  if (Object.keys(fields).length === 0) return undefined
+  return decodeMeta(name, fields)
+}
+
+/** Reads the meta, waiting (up to `lockWait` ms) while another process creates or imports the filter. */
+export async function readSettledMeta(client: RedisClient, name: string, timeout: number, lockWait: number): Promise<FilterMeta> {
+  const deadline = Date.now() + lockWait
+  for (;;) {
+    const meta = await readMeta(client, name, timeout)
+    if (meta === undefined) throw new BloomError('BLOOM_NOT_FOUND', `no filter named "${name}" in Redis`)
+    if (meta.state !== 'creating' && meta.state !== 'importing') return meta
+    if (Date.now() >= deadline) {
+      throw new BloomError(
+        'BLOOM_LOCKED',
+        `filter "${name}" is still being ${meta.state === 'creating' ? 'created' : 'imported'} by another process; if it died, RedisBloomFilter.destroy() it and create it again`,
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+  }
+}
+
+/**
+ * Creates the meta hash of `shards`' filter in `state` with lock `token`, unless one exists: then
+ * its stored parameters must equal these (else `BLOOM_INCOMPATIBLE`) and its meta is returned.
+ */
+export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, theirs = 'requested'): Promise<FilterMeta | undefined> {
+  const { client, names, parameters, epoch } = shards
+  const created = (await shards.call(client.eval(CREATE_META, 1, names.meta, ...encodeMeta(parameters, epoch, state, token)) as Promise<unknown[]>, what)) as unknown[]
+  if (Number(created[0]) === 1) return undefined
+  const stored = decodeMeta(names.name, metaFields(created.slice(1)))
+  if (!sameParameters(stored.parameters, parameters)) {
+    throw new BloomError(
+      'BLOOM_INCOMPATIBLE',
+      `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}`,
+    )
+  }
+  return stored
+}
+
+/**
+ * Takes the filter's lock for a rebuild, import over an existing filter, or clear; returns the
+ * lock's token. `force` takes it from a holder that died.
+ */
+export async function lockMeta(shards: ShardGenerations, state: FilterState, force: boolean): Promise<string> {
+  const token = randomToken()
+  const name = shards.names.name
+  const result = String(
+    await shards.call(shards.client.eval(LOCK_META, 1, shards.names.meta, String(shards.epoch), state, token, force ? '1' : '0'), `${state} "${name}"`),
+  )
+  if (result === 'ok') return token
+  if (result === 'missing') throw new BloomError('BLOOM_NOT_FOUND', `filter "${name}" no longer exists (expired or destroyed)`)
+  if (result === 'replaced') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" was destroyed and created again; open it anew`)
+  throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); wait, or pass { force: true } if that process died`)
+}
+
+/** Releases the lock held with `token`, counting a new generation when the bits were replaced. */
+export async function unlockMeta(shards: ShardGenerations, token: string, replaced: boolean, what: string): Promise<void> {
+  await shards.call(shards.client.eval(UNLOCK_META, 1, shards.names.meta, token, replaced ? '1' : '0'), what)
+}
+
+/** Deletes the meta hash if its lock is still held with `token` (a create or import that failed). */
+export async function dropMeta(shards: ShardGenerations, token: string): Promise<void> {
+  await shards.call(shards.client.eval(DROP_META, 1, shards.names.meta, token), 'abandon')
+}

@@ -1,1 +1,0 @@
-export { freePort, startRedisCluster, startRedisServer, type RedisAddress, type RedisClusterHandle, type RedisServerHandle } from './redis-servers.js'

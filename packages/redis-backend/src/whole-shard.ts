@@ -1,0 +1,106 @@
+// A batch that puts many keys into one shard reads or ORs the whole shard: one GETRANGE, or one
+// transaction, instead of a BITFIELD operation per bit. The client tests and sets the bits on the
+// shard's bytes as Redis stores them (SETBIT order: bit p is bit 7 − p % 8 of byte ⌊p / 8⌋),
+// followed by the marker.
+import type { PositionBatch } from '@bloomkit/core'
+import { dataLost, storeError } from './errors.js'
+import type { Generation, ShardGenerations } from './generations.js'
+import { OR_SCRATCH } from './scripts.js'
+
+/** The largest shard (bits and marker) a batch reads or ORs whole: no command moves more than 4 MiB. */
+export const MAX_SCAN_BYTES = 4 << 20
+/** Milliseconds a batch's scratch key lives should its transaction fail halfway (it is deleted at once otherwise). */
+const SCRATCH_TTL_MS = 60_000
+
+/** Tests the keys' bits in a copy of the whole shard: one GETRANGE, which also reads the marker. */
+export async function readWhole(shards: ShardGenerations, generation: Generation, shard: number, batch: PositionBatch, keys: Uint32Array, out: Uint8Array): Promise<void> {
+  const key = shards.key(shard, generation)
+  const what = `has on ${key}`
+  const bytes = await shards.call(shards.client.getrangeBuffer(key, 0, shards.shardBytes + 3), what)
+  if (!shards.accepts(markerOf(bytes, shards.shardBytes), generation)) throw dataLost(what)
+  testKeys(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out)
+}
+
+/**
+ * Adds the keys with one transaction on the shard's slot: SET the batch's bits into the
+ * scratch key, GETRANGE the shard (its bits before the batch, and its marker), and OR the
+ * scratch key into it (and into the next generation while a rebuild runs). MULTI/EXEC makes the
+ * three one atomic step, so the old bits say exactly which keys were new, as BITFIELD's
+ * replies would.
+ */
+export async function orWhole(shards: ShardGenerations, generation: Generation, shard: number, batch: PositionBatch, keys: Uint32Array, out: Uint8Array): Promise<void> {
+  const { client, names, shardBytes } = shards
+  const key = shards.key(shard, generation)
+  const what = `add on ${key}`
+  const delta = Buffer.alloc(shardBytes)
+  setKeys(delta, batch.positions, batch.hashes, keys, 0, keys.length)
+  const replies = await shards.call(
+    client
+      .multi()
+      .set(names.scratch(shard), delta, 'PX', SCRATCH_TTL_MS)
+      .getrangeBuffer(key, 0, shardBytes + 3)
+      .eval(OR_SCRATCH, 3, key, names.scratch(shard), names.nextShard(shard), shardBytes, shards.markerPlain, shards.otherMarker(generation), generation === 'live' ? '1' : '0')
+      .exec(),
+    what,
+  )
+  if (replies === null) throw storeError(new Error('transaction aborted'), what)
+  for (const [error] of replies) if (error) throw storeError(error, what)
+  const bytes = replies[1][1] as Buffer
+  if (!shards.accepts(markerOf(bytes, shardBytes), generation)) throw dataLost(what)
+  addKeys(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out)
+}
+
+/**
+ * The 4-byte marker after a shard's `shardBytes` bytes of bits, or −1 when `shard` (a GETRANGE of
+ * bits and marker) is shorter: the key is missing or truncated.
+ */
+export function markerOf(shard: Uint8Array, shardBytes: number): number {
+  if (shard.length !== shardBytes + 4) return -1
+  return ((shard[shardBytes] << 24) | (shard[shardBytes + 1] << 16) | (shard[shardBytes + 2] << 8) | shard[shardBytes + 3]) >>> 0
+}
+
+/**
+ * Sets `out[keys[k]]` to 1 when every bit of key `keys[k]` is set in `shard`, else 0, for k in
+ * [from, to). Key `i`'s bits are `positions[i·hashes …]`, each below the shard's bit count.
+ */
+export function testKeys(shard: Uint8Array, positions: Uint32Array, hashes: number, keys: Uint32Array, from: number, to: number, out: Uint8Array): void {
+  for (let k = from; k < to; k++) {
+    let found = 1
+    for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
+      const bit = positions[p]
+      if ((shard[bit >>> 3] & (0x80 >>> (bit & 7))) === 0) found = 0
+    }
+    out[keys[k]] = found
+  }
+}
+
+/** Sets every bit of the keys `keys[from … to − 1]` in `bits`. */
+export function setKeys(bits: Uint8Array, positions: Uint32Array, hashes: number, keys: Uint32Array, from: number, to: number): void {
+  for (let k = from; k < to; k++) {
+    for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
+      const bit = positions[p]
+      bits[bit >>> 3] |= 0x80 >>> (bit & 7)
+    }
+  }
+}
+
+/**
+ * Adds the keys to `shard` in order, as one BITFIELD of them would: `out[keys[k]]` is 1 when key
+ * `keys[k]` had a bit unset in `shard` (the bits before this batch) or by an earlier key of the
+ * batch, else 0.
+ */
+export function addKeys(shard: Uint8Array, positions: Uint32Array, hashes: number, keys: Uint32Array, from: number, to: number, out: Uint8Array): void {
+  for (let k = from; k < to; k++) {
+    let added = 0
+    for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
+      const bit = positions[p]
+      const byte = bit >>> 3
+      const mask = 0x80 >>> (bit & 7)
+      if ((shard[byte] & mask) === 0) {
+        added = 1
+        shard[byte] |= mask
+      }
+    }
+    out[keys[k]] = added
+  }
+}
