@@ -6,6 +6,8 @@ const root = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 /** Tests import the packages' sources, so they run without a build and stack traces point at .ts files. */
 export const alias: { find: RegExp; replacement: string }[] = [
   { find: /^@bloomkit\/core\/testing$/, replacement: root('./packages/core/src/testing/index.ts') },
+  { find: /^@bloomkit\/core\/store$/, replacement: root('./packages/core/src/store.ts') },
+  { find: /^@bloomkit\/core\/spec$/, replacement: root('./packages/core/src/spec.ts') },
   { find: /^@bloomkit\/core$/, replacement: root('./packages/core/src/index.ts') },
   { find: /^@bloomkit\/memory-backend$/, replacement: root('./packages/memory-backend/src/index.ts') },
   { find: /^@bloomkit\/level-backend$/, replacement: root('./packages/level-backend/src/index.ts') },

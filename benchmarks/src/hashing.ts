@@ -1,4 +1,4 @@
-import { KeyHasher } from '@bloomkit/core'
+import { KeyHasher } from '@bloomkit/core/store'
 import xxhash from 'xxhash-wasm'
 import { medianOpsPerSecond } from './measure.js'
 import type { Report } from './report.js'

@@ -1,4 +1,6 @@
-import { blockStart, createKeyHasher, type FilterParameters } from '@bloomkit/core'
+import { blockStart } from '@bloomkit/core/spec'
+import { createKeyHasher } from '@bloomkit/core/store'
+import type { FilterParameters } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'

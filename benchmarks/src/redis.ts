@@ -1,4 +1,6 @@
-import { createKeyHasher, fillPositions, shardBitsOf, sizeFilter } from '@bloomkit/core'
+import { createKeyHasher, shardBitsOf } from '@bloomkit/core/store'
+import { fillPositions } from '@bloomkit/core/spec'
+import { sizeFilter } from '@bloomkit/core'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
 // The workspace's private test launcher, built by `pnpm run build` (benchmarks/tsconfig.json references it).
 import { startRedisCluster, startRedisServer } from '../../test-support/dist/redis-servers.js'

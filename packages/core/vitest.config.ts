@@ -3,5 +3,5 @@ import { alias } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
-  test: { name: 'core', include: ['src/**/*.test.ts'], typecheck: { enabled: true, include: ['src/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' } },
+  test: { name: 'core', include: ['test/**/*.test.ts'], typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' } },
 })

@@ -6,8 +6,8 @@ export default defineProject({
   resolve: { alias },
   test: {
     name: 'memory-browser',
-    include: ['src/**/*.browser.test.ts'],
-    globalSetup: ['test/browser-global-setup.ts'],
+    include: ['test/**/*.browser.test.ts'],
+    globalSetup: ['test/support/browser-global-setup.ts'],
     browser: chromiumBrowser,
   },
 })

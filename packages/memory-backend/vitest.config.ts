@@ -3,5 +3,10 @@ import { alias } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
-  test: { name: 'memory', include: ['src/**/*.test.ts'], exclude: ['src/**/*.browser.test.ts'] },
+  test: {
+    name: 'memory',
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/**/*.browser.test.ts'],
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' },
+  },
 })

@@ -1,49 +1,22 @@
+/**
+ * `@bloomkit/core`: what users call. A filter (`BloomFilter`, made by a backend's `create`),
+ * sizing, errors and the key type. What a backend author needs is in `@bloomkit/core/store`; the
+ * hashing and position primitives of docs/SPEC.md are in `@bloomkit/core/spec`; the conformance
+ * suites are in `@bloomkit/core/testing`.
+ */
 export { BloomFilter } from './bloom-filter.js'
-export type { BitStore, BitStoreCapabilities, Outcome } from './bit-store.js'
-export { crc32 } from './crc32.js'
+export type { Outcome } from './bit-store.js'
 export { BloomError, type BloomErrorCode } from './errors.js'
-export { createKeyHasher, KeyHasher, LANE_B_SEED_XOR, loadWasmHasher, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH, wasmHashingSafe, type BloomKey } from './key-hasher.js'
+export type { BloomKey } from './key-hasher.js'
+export { MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters, type FilterParametersInput } from './parameters.js'
 export {
-  assertSameParameters,
   BLOCKED_MAX_OVERHEAD,
-  checkParameters,
-  formatParameters,
-  HASH_SCHEMES,
-  layoutOfScheme,
-  MAX_HASHES,
-  MAX_SHARD_BITS,
-  MAX_SHARDS,
-  sameParameters,
-  shardBitsOf,
-  shardBytesOf,
-  sizeFilter,
-  type BitLayout,
-  type FilterParameters,
-  type FilterParametersInput,
-  type SizingOptions,
-} from './parameters.js'
-export { PositionBatch, type ShardGroup } from './position-batch.js'
-export { BLOCK_BITS, blockIndex, blockStart, fillBlockedPositions, fillPositions, positionsOf, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
-export {
   estimateErrorRate,
   optimalCapacity,
   optimalParameters,
+  sizeFilter,
   type CapacityOptions,
   type Dimensions,
   type ErrorRateOptions,
+  type SizingOptions,
 } from './sizing.js'
-export {
-  decodeSnapshot,
-  decodeSnapshotHeader,
-  encodeSnapshotHeader,
-  SNAPSHOT_HEADER_BYTES,
-  SNAPSHOT_TRAILER_BYTES,
-  SNAPSHOT_VERSION,
-  readParameterFields,
-  snapshotBytes,
-  SnapshotReader,
-  writeParameterFields,
-  type PayloadChunk,
-  type SnapshotHeader,
-} from './snapshot.js'
-export { xxh32PairAscii, xxh32PairBytes } from './xxhash32.js'

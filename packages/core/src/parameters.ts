@@ -1,6 +1,5 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
 import { BLOCK_BITS } from './positions.js'
-import { estimateErrorRate, optimalParameters } from './sizing.js'
 
 /** The most bits one shard holds: 2^32, which is also a Redis string's limit (512 MiB). */
 export const MAX_SHARD_BITS = 2 ** 32
@@ -18,7 +17,11 @@ export const MAX_HASHES = 64
  */
 export type BitLayout = 'blocked' | 'classic'
 
-/** The hash scheme number that snapshots and stores record for each layout. */
+/**
+ * The hash scheme number that snapshots and stores record for each layout. These numbers are part
+ * of the stored format (docs/SPEC.md): never renumber or reuse one; a new way of placing bits gets
+ * a new number.
+ */
 export const HASH_SCHEMES: Readonly<Record<BitLayout, number>> = { classic: 1, blocked: 2 }
 
 /**
@@ -60,27 +63,6 @@ export interface FilterParameters {
  */
 export type FilterParametersInput = Omit<FilterParameters, 'layout'> & { readonly layout?: BitLayout }
 
-/** Options that size a new filter. */
-export interface SizingOptions {
-  /** The number of distinct keys the filter is sized for; a positive safe integer. */
-  readonly capacity: number
-  /** The target false-positive probability at `capacity` keys, in (0, 1). */
-  readonly errorRate: number
-  /**
-   * How many shards to split the bits into, from 1 to 65 536. Default: as few as keep each shard
-   * at most 2^32 bits. More shards are sized up so that the error rate stays on target.
-   */
-  readonly shards?: number
-  /** Seed of the key hash, an unsigned 32-bit integer. Default: 0. */
-  readonly seed?: number
-  /**
-   * Where a key's bits go; see {@link BitLayout}. Default: `'blocked'` when it needs at most
-   * {@link BLOCKED_MAX_OVERHEAD} more bits than classic for the same error rate (error rates down
-   * to about 0.1 %), otherwise `'classic'`.
-   */
-  readonly layout?: BitLayout
-}
-
 /** Bits in each shard. */
 export function shardBitsOf(parameters: FilterParameters): number {
   return parameters.bits / parameters.shards
@@ -91,86 +73,8 @@ export function shardBytesOf(parameters: FilterParameters): number {
   return parameters.bits / parameters.shards / 8
 }
 
-function roundUpToBytes(bits: number): number {
-  return Math.ceil(bits / 8) * 8
-}
-
-/**
- * Turns capacity and error rate into full parameters. The hashes are Guava's; so are the bits of a
- * one-shard classic filter (rounded up to whole bytes). Otherwise the bits grow until the expected
- * error rate is no worse than that classic filter's: a classic filter over several shards pays for
- * keys spreading unevenly over them, a blocked one for keys spreading unevenly over its blocks.
- *
- * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
- */
-export function sizeFilter(options: SizingOptions): FilterParameters {
-  if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
-  const { bits, hashes } = optimalParameters(options)
-  if (hashes > MAX_HASHES) {
-    throw invalidParameter('errorRate', `large enough to need at most ${MAX_HASHES} hashes (about 1e-19 or more)`, options.errorRate)
-  }
-  const seed = checkInteger('seed', options.seed ?? 0, 0, 0xffffffff)
-  const requestedShards = options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS)
-  const items = options.capacity
-  const target = estimateErrorRate({ bits, hashes, items })
-  const blocked = options.layout === 'classic' ? 0 : blockedBits(bits, hashes, items, target)
-  const layout = options.layout === undefined ? (blocked <= bits * (1 + BLOCKED_MAX_OVERHEAD) ? 'blocked' : 'classic') : checkLayout(options.layout)
-  const sized = layout === 'blocked' ? blocked : bits
-  let shards = requestedShards ?? Math.ceil(sized / MAX_SHARD_BITS)
-  for (;;) {
-    if (shards > MAX_SHARDS) {
-      const most = Math.floor((items * MAX_SHARDS * MAX_SHARD_BITS) / sized)
-      throw invalidParameter('capacity', `at most about ${most} at errorRate ${options.errorRate} (${MAX_SHARDS} shards of 2^32 bits)`, items)
-    }
-    const shardBits = layout === 'blocked' ? roundUp(Math.ceil(sized / shards), BLOCK_BITS) : classicShardBits(bits, hashes, items, shards, target)
-    if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed, layout }
-    if (requestedShards !== undefined) {
-      throw invalidParameter('shards', `enough to keep each shard at most 2^32 bits (at least ${shards + 1} here)`, shards)
-    }
-    shards++
-  }
-}
-
-/**
- * The most extra bits, as a fraction of the classic filter's, that the default sizing accepts for
- * the blocked layout: 3 % at a 1 % error rate and 8 % at 0.1 %, but 15 % at 0.01 % and 34 % at 1e-6.
- */
-export const BLOCKED_MAX_OVERHEAD = 0.1
-
-function roundUp(bits: number, multiple: number): number {
-  return Math.ceil(bits / multiple) * multiple
-}
-
-/** Bits per shard of a classic filter over `shards`, grown until the error rate meets `target`. */
-function classicShardBits(bits: number, hashes: number, items: number, shards: number, target: number): number {
-  let shardBits = Math.max(roundUp(Math.ceil(bits / shards), 8), roundUp(hashes, 8))
-  if (shards === 1) return shardBits
-  // Grow by 0.1 % steps: the first size on target is within 0.1 % of the smallest one.
-  while (estimateErrorRate({ bits: shardBits * shards, hashes, items, shards }) > target) {
-    shardBits = roundUp(shardBits * 1.001, 8)
-  }
-  return shardBits
-}
-
-/**
- * The fewest bits, in whole blocks, at which a blocked filter meets `target`. How keys spread over
- * blocks does not depend on the shard count, so neither does this.
- */
-function blockedBits(bits: number, hashes: number, items: number, target: number): number {
-  const rate = (blocks: number) => estimateErrorRate({ bits: blocks * BLOCK_BITS, hashes, items, layout: 'blocked' })
-  let low = Math.max(1, Math.floor(bits / BLOCK_BITS))
-  let high = low
-  while (rate(high) > target) high *= 2
-  // Binary search over whole blocks: rate() falls as blocks grow.
-  while (low < high) {
-    const middle = Math.floor((low + high) / 2)
-    if (rate(middle) > target) low = middle + 1
-    else high = middle
-  }
-  return high * BLOCK_BITS
-}
-
-function checkLayout(layout: unknown): BitLayout {
+/** Asserts a {@link BitLayout}. */
+export function checkLayout(layout: unknown): BitLayout {
   if (layout !== 'blocked' && layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
   return layout
 }

@@ -1,4 +1,5 @@
-import { BloomError, SnapshotReader, shardBytesOf } from '@bloomkit/core'
+import { BloomError } from '@bloomkit/core'
+import { SnapshotReader, shardBytesOf } from '@bloomkit/core/store'
 import { checkPageBytes, COUNTS_KEY, DEFAULT_PAGE_BYTES, encodeCounts, encodeMetadata, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './layout.js'
 import { checkPageTable, LevelBitStore, readMetadata, type LevelCreateStoreOptions } from './level-bit-store.js'
 import { popcount } from './popcount.js'

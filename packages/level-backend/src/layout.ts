@@ -1,4 +1,5 @@
-import { BloomError, checkParameters, crc32, readParameterFields, writeParameterFields, type FilterParameters } from '@bloomkit/core'
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import { checkParameters, crc32, readParameterFields, writeParameterFields } from '@bloomkit/core/store'
 
 /**
  * How a filter sits in a LevelDB database (or IndexedDB store). Keys are short strings:

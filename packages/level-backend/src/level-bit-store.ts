@@ -1,13 +1,5 @@
-import {
-  BloomError,
-  checkParameters,
-  shardBytesOf,
-  type BitStore,
-  type BitStoreCapabilities,
-  type FilterParameters,
-  type FilterParametersInput,
-  type PositionBatch,
-} from '@bloomkit/core'
+import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
+import { checkParameters, shardBytesOf, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
 import {
   checkPageBytes,
   COUNTS_KEY,

@@ -1,4 +1,5 @@
-import { BloomFilter, createKeyHasher, sizeFilter, type SizingOptions } from '@bloomkit/core'
+import { BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher } from '@bloomkit/core/store'
 import { importSnapshot, type SnapshotSource } from './import-snapshot.js'
 import { LevelBitStore, type LevelCreateStoreOptions, type LevelStoreOptions } from './level-bit-store.js'
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
 import { Level } from 'level'
-import { encodeSnapshotHeader } from '@bloomkit/core'
+import { encodeSnapshotHeader } from '@bloomkit/core/store'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { tempFolders } from '../test/temp-folders.js'

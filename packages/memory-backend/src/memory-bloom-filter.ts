@@ -1,19 +1,6 @@
-import {
-  BLOCK_BITS,
-  blockIndex,
-  BloomFilter,
-  createKeyHasher,
-  decodeSnapshot,
-  KeyHasher,
-  PROBE_STEP,
-  scaleToShard,
-  shardBytesOf,
-  shardOf,
-  sizeFilter,
-  type BloomKey,
-  type FilterParametersInput,
-  type SizingOptions,
-} from '@bloomkit/core'
+import { BLOCK_BITS, blockIndex, PROBE_STEP, scaleToShard, shardOf } from '@bloomkit/core/spec'
+import { BloomFilter, sizeFilter, type BloomKey, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, decodeSnapshot, KeyHasher, shardBytesOf } from '@bloomkit/core/store'
 import { MemoryBitStore } from './memory-bit-store.js'
 
 const BLOCK_BYTES = BLOCK_BITS / 8

@@ -1,4 +1,5 @@
-import { BloomError, type PositionBatch } from '@bloomkit/core'
+import { BloomError } from '@bloomkit/core'
+import type { PositionBatch } from '@bloomkit/core/store'
 import { Command } from 'ioredis'
 import { dataLost } from './errors.js'
 import type { Generation, ShardGenerations } from './generations.js'

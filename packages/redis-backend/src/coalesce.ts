@@ -1,4 +1,4 @@
-import { PositionBatch } from '@bloomkit/core'
+import { PositionBatch } from '@bloomkit/core/store'
 
 /** Batches this small (single add/has calls) wait for the current tick to end and travel together. */
 export const COALESCE_MAX_KEYS = 64

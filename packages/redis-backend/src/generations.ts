@@ -1,4 +1,5 @@
-import { shardBytesOf, type FilterParameters } from '@bloomkit/core'
+import { shardBytesOf } from '@bloomkit/core/store'
+import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import type { KeyNames } from './key-names.js'
 import { dropMeta, unlockMeta } from './meta.js'

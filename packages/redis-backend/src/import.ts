@@ -1,4 +1,5 @@
-import { BloomError, SnapshotReader, type FilterParameters } from '@bloomkit/core'
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import { SnapshotReader } from '@bloomkit/core/store'
 import { invalidParameter } from './errors.js'
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'

@@ -1,4 +1,5 @@
-import { BloomError, checkParameters, formatParameters, HASH_SCHEMES, layoutOfScheme, sameParameters, type FilterParameters } from '@bloomkit/core'
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import { checkParameters, formatParameters, HASH_SCHEMES, layoutOfScheme, sameParameters } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'

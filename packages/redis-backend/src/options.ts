@@ -1,4 +1,5 @@
-import { checkParameters, shardBitsOf, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
+import { checkParameters, shardBitsOf } from '@bloomkit/core/store'
+import { sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import type { Cluster, Redis } from 'ioredis'
 import { checkInteger, invalidParameter } from './errors.js'
 

@@ -1,4 +1,5 @@
-import { PositionBatch, type BloomKey } from '@bloomkit/core'
+import { PositionBatch } from '@bloomkit/core/store'
+import type { BloomKey } from '@bloomkit/core'
 import { invalidParameter } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import { lockMeta, unlockMeta } from './meta.js'

@@ -1,4 +1,5 @@
-import { BloomError, type BitStore, type BitStoreCapabilities, type FilterParameters, type PositionBatch } from '@bloomkit/core'
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import type { BitStore, BitStoreCapabilities, PositionBatch } from '@bloomkit/core/store'
 import { sendBitfield } from './bitfield-command.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { dataLost } from './errors.js'

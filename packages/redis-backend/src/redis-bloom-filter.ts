@@ -1,4 +1,5 @@
-import { BloomError, BloomFilter, createKeyHasher, type BitStore, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
+import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
+import { createKeyHasher, type BitStore } from '@bloomkit/core/store'
 import { checkInteger } from './errors.js'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'

@@ -2,7 +2,7 @@
 // transaction, instead of a BITFIELD operation per bit. The client tests and sets the bits on the
 // shard's bytes as Redis stores them (SETBIT order: bit p is bit 7 − p % 8 of byte ⌊p / 8⌋),
 // followed by the marker.
-import type { PositionBatch } from '@bloomkit/core'
+import type { PositionBatch } from '@bloomkit/core/store'
 import { dataLost, storeError } from './errors.js'
 import type { Generation, ShardGenerations } from './generations.js'
 import { OR_SCRATCH } from './scripts.js'

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'vitest'
-import { decodeSnapshot } from '@bloomkit/core'
+import { decodeSnapshot } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { clusterClient, standaloneClient, uniqueName, errorOf, namesOf } from './support/clients.js'

@@ -1,4 +1,5 @@
-import type { BitStore, FilterParameters } from '@bloomkit/core'
+import type { BitStore } from '@bloomkit/core/store'
+import type { FilterParameters } from '@bloomkit/core'
 import { RedisBloomFilter, type RedisClient, type RedisStoreOptions } from '@bloomkit/redis-backend'
 import { uniqueName } from './clients.js'
 

@@ -1,18 +1,8 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import {
-  BloomFilter,
-  createKeyHasher,
-  crc32,
-  decodeSnapshot,
-  decodeSnapshotHeader,
-  encodeSnapshotHeader,
-  SNAPSHOT_HEADER_BYTES,
-  snapshotBytes,
-  SnapshotReader,
-  type FilterParameters,
-} from './index.js'
-import { ReferenceBitStore } from './testing/index.js'
+import { BloomFilter, type FilterParameters } from '@bloomkit/core'
+import { createKeyHasher, crc32, decodeSnapshot, decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES, snapshotBytes, SnapshotReader } from '@bloomkit/core/store'
+import { ReferenceBitStore } from '@bloomkit/core/testing'
 
 const parameters: FilterParameters = { bits: 3 * 256, hashes: 4, shards: 3, seed: 99, layout: 'classic' }
 

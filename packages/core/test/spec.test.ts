@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import xxhash from 'xxhash-wasm'
-import { BloomFilter, createKeyHasher, decodeSnapshot, KeyHasher, positionsOf, shardOf, type BitLayout } from './index.js'
-import { ReferenceBitStore } from './testing/index.js'
+import { BloomFilter, type BitLayout } from '@bloomkit/core'
+import { createKeyHasher, decodeSnapshot, KeyHasher } from '@bloomkit/core/store'
+import { positionsOf, shardOf } from '@bloomkit/core/spec'
+import { ReferenceBitStore } from '@bloomkit/core/testing'
 
 const spec = readFileSync(new URL('../../../docs/SPEC.md', import.meta.url), 'utf8')
 

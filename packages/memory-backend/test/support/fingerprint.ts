@@ -4,7 +4,9 @@
  * WebAssembly) can be compared value for value. Every runtime computes its own fingerprint with
  * the same code; nothing is copied by hand.
  */
-import { createKeyHasher, sizeFilter, WASM_MIN_STRING_LENGTH, type BloomKey, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher } from '@bloomkit/core/store'
+import { sizeFilter, type BloomKey, type SizingOptions } from '@bloomkit/core'
+import { WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 
 /** The filters every runtime builds: one shard and seed 0, and many shards with a non-zero seed. */

@@ -1,6 +1,6 @@
 import { describe, expect, inject, test } from 'vitest'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
-import { fingerprint, fromHex, memberKeys, probeKeys, violations } from '../test/fingerprint.js'
+import { fingerprint, fromHex, memberKeys, probeKeys, violations } from './support/fingerprint.js'
 
 const node = inject('nodeFingerprint')
 

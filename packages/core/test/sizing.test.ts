@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { BLOCKED_MAX_OVERHEAD, estimateErrorRate, optimalCapacity, optimalParameters, sizeFilter, MAX_SHARD_BITS, type SizingOptions } from './index.js'
+import { BLOCKED_MAX_OVERHEAD, estimateErrorRate, optimalCapacity, optimalParameters, sizeFilter, MAX_SHARD_BITS, type SizingOptions } from '@bloomkit/core'
 
 /**
  * [n, p, bits, hashes] as Guava 31.1 computes them (BloomFilter.optimalNumOfBits and

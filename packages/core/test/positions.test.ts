@@ -1,6 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { fillBlockedPositions, fillPositions, MAX_SHARD_BITS, scaleToShard, shardOf } from './index.js'
+import { fillBlockedPositions, fillPositions, scaleToShard, shardOf } from '@bloomkit/core/spec'
+import { MAX_SHARD_BITS } from '@bloomkit/core'
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff })
 const shardBits = fc.oneof(

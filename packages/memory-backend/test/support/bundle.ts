@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { alias } from '../../../vitest.shared.js'
+import { alias } from '../../../../vitest.shared.js'
 
 /** The bundle, and what went into it. */
 export interface Bundle {
@@ -40,7 +40,7 @@ export async function bundleFingerprint(): Promise<Bundle> {
   const result = await build({
     configFile: false,
     logLevel: 'silent',
-    root: fileURLToPath(new URL('..', import.meta.url)),
+    root: fileURLToPath(new URL('../..', import.meta.url)),
     resolve: { alias },
     build: {
       write: false,

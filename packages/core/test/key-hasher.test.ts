@@ -1,7 +1,9 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
 import xxhash from 'xxhash-wasm'
-import { BloomError, KeyHasher, LANE_B_SEED_XOR, loadWasmHasher, wasmHashingSafe, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH } from './index.js'
+import { BloomError } from '@bloomkit/core'
+import { KeyHasher } from '@bloomkit/core/store'
+import { LANE_B_SEED_XOR, loadWasmHasher, wasmHashingSafe, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
 
 const wasm = await xxhash()
 const pureJs = (seed: number) => new KeyHasher(seed)

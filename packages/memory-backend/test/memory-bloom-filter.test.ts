@@ -1,6 +1,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, test as plainTest } from 'vitest'
-import { BloomError, BloomFilter, createKeyHasher, estimateErrorRate, sizeFilter, type BloomKey } from '@bloomkit/core'
+import { BloomError, BloomFilter, estimateErrorRate, sizeFilter, type BloomKey } from '@bloomkit/core'
+import { createKeyHasher } from '@bloomkit/core/store'
 import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
 
 /** Keys of every kind the filter accepts: any UTF-16 (lone surrogates too), empty, long, binary. */

@@ -7,10 +7,10 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { chromium as chromiumType, type Browser } from 'playwright'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { wasmHashingSafe } from '@bloomkit/core'
+import { wasmHashingSafe } from '@bloomkit/core/spec'
 import { chromium } from '../../../vitest.shared.js'
-import { bundleFingerprint, type Bundle } from '../test/bundle.js'
-import { fingerprint, violations, type Fingerprint } from '../test/fingerprint.js'
+import { bundleFingerprint, type Bundle } from './support/bundle.js'
+import { fingerprint, violations, type Fingerprint } from './support/fingerprint.js'
 
 // Where WebAssembly is unavailable, core's loadWasmHasher() resolves to undefined and every key,
 // long ones included, takes the pure-JS XXH32. These tests run the same bundle of the memory

@@ -1,5 +1,5 @@
 import { expectTypeOf, test } from 'vitest'
-import type { BloomFilter, BloomKey, FilterParameters } from './index.js'
+import type { BloomFilter, BloomKey, FilterParameters } from '@bloomkit/core'
 
 declare const syncFilter: BloomFilter<true>
 declare const asyncFilter: BloomFilter<false>

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { crc32 } from './index.js'
+import { crc32 } from '@bloomkit/core/store'
 
 /** The textbook bit-at-a-time CRC-32, as the reference for the sliced one. */
 function bitwiseCrc32(bytes: Uint8Array): number {

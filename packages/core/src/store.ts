@@ -1,0 +1,35 @@
+/**
+ * `@bloomkit/core/store`: what a backend author needs to build a {@link BitStore} and a backend
+ * package around it. The contract and its capabilities, the hashed batch a store receives, the
+ * snapshot reader and writer, the shared checks, bit kernels and chunking, and the keyed hasher
+ * a backend's `create` makes for the filter. Users of a filter need none of these.
+ */
+export type { BitStore, BitStoreCapabilities } from './bit-store.js'
+export { crc32 } from './crc32.js'
+export { checkInteger, invalidParameter } from './errors.js'
+export { createKeyHasher, KeyHasher } from './key-hasher.js'
+export {
+  assertSameParameters,
+  checkParameters,
+  formatParameters,
+  HASH_SCHEMES,
+  layoutOfScheme,
+  sameParameters,
+  shardBitsOf,
+  shardBytesOf,
+} from './parameters.js'
+export { PositionBatch, type ShardGroup } from './position-batch.js'
+export {
+  decodeSnapshot,
+  decodeSnapshotHeader,
+  encodeSnapshotHeader,
+  readParameterFields,
+  SNAPSHOT_HEADER_BYTES,
+  SNAPSHOT_TRAILER_BYTES,
+  SNAPSHOT_VERSION,
+  snapshotBytes,
+  SnapshotReader,
+  writeParameterFields,
+  type PayloadChunk,
+  type SnapshotHeader,
+} from './snapshot.js'

@@ -1,0 +1,95 @@
+import { expectTypeOf, test } from 'vitest'
+import type * as Root from '@bloomkit/core'
+import type * as Store from '@bloomkit/core/store'
+import type * as Spec from '@bloomkit/core/spec'
+import type * as Testing from '@bloomkit/core/testing'
+
+// Each entry point's runtime names, written out: adding or removing one is an API change, and this
+// is where it shows. The type-only names are pinned by the `import type` lines below (removing one
+// fails to compile).
+
+test("'@bloomkit/core' holds what users call: the filter, sizing, errors and limits", () => {
+  expectTypeOf<keyof typeof Root>().toEqualTypeOf<
+    | 'BloomFilter'
+    | 'BloomError'
+    | 'MAX_HASHES'
+    | 'MAX_SHARD_BITS'
+    | 'MAX_SHARDS'
+    | 'BLOCKED_MAX_OVERHEAD'
+    | 'estimateErrorRate'
+    | 'optimalCapacity'
+    | 'optimalParameters'
+    | 'sizeFilter'
+  >()
+  type Types = [
+    Root.Outcome<true, void>,
+    Root.BloomErrorCode,
+    Root.BloomKey,
+    Root.BitLayout,
+    Root.FilterParameters,
+    Root.FilterParametersInput,
+    Root.CapacityOptions,
+    Root.Dimensions,
+    Root.ErrorRateOptions,
+    Root.SizingOptions,
+  ]
+  expectTypeOf<Types>().not.toBeNever()
+})
+
+test("'@bloomkit/core/store' holds what a backend author needs", () => {
+  expectTypeOf<keyof typeof Store>().toEqualTypeOf<
+    | 'crc32'
+    | 'checkInteger'
+    | 'invalidParameter'
+    | 'createKeyHasher'
+    | 'KeyHasher'
+    | 'assertSameParameters'
+    | 'checkParameters'
+    | 'formatParameters'
+    | 'HASH_SCHEMES'
+    | 'layoutOfScheme'
+    | 'sameParameters'
+    | 'shardBitsOf'
+    | 'shardBytesOf'
+    | 'PositionBatch'
+    | 'decodeSnapshot'
+    | 'decodeSnapshotHeader'
+    | 'encodeSnapshotHeader'
+    | 'readParameterFields'
+    | 'SNAPSHOT_HEADER_BYTES'
+    | 'SNAPSHOT_TRAILER_BYTES'
+    | 'SNAPSHOT_VERSION'
+    | 'snapshotBytes'
+    | 'SnapshotReader'
+    | 'writeParameterFields'
+  >()
+  type Types = [Store.BitStore, Store.BitStoreCapabilities, Store.ShardGroup, Store.PayloadChunk, Store.SnapshotHeader]
+  expectTypeOf<Types>().not.toBeNever()
+})
+
+test("'@bloomkit/core/spec' holds the hashing and position primitives of docs/SPEC.md", () => {
+  expectTypeOf<keyof typeof Spec>().toEqualTypeOf<
+    | 'LANE_B_SEED_XOR'
+    | 'loadWasmHasher'
+    | 'WASM_MIN_BYTE_LENGTH'
+    | 'WASM_MIN_STRING_LENGTH'
+    | 'wasmHashingSafe'
+    | 'BLOCK_BITS'
+    | 'blockIndex'
+    | 'blockStart'
+    | 'fillBlockedPositions'
+    | 'fillPositions'
+    | 'positionsOf'
+    | 'PROBE_STEP'
+    | 'scaleToShard'
+    | 'shardOf'
+    | 'xxh32PairAscii'
+    | 'xxh32PairBytes'
+  >()
+})
+
+test("'@bloomkit/core/testing' holds the conformance suites", () => {
+  expectTypeOf<keyof typeof Testing>().toEqualTypeOf<'bitStoreSuite' | 'ReferenceBitStore'>()
+  type Types = [Testing.BitStoreSuiteOptions, Testing.TestFunction]
+  expectTypeOf<Types>().not.toBeNever()
+})
