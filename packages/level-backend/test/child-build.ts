@@ -31,7 +31,7 @@ export function buildForChild(): { root: string; entry: string; remove: () => vo
   const modules = join(root, 'node_modules')
   const coreOut = join(modules, '@bloomkit', 'core')
   transpileTree(join(coreRoot, 'src'), coreOut, (code) => code)
-  writeFileSync(join(coreOut, 'package.json'), JSON.stringify({ name: '@bloomkit/core', type: 'module', exports: './index.js' }))
+  writeFileSync(join(coreOut, 'package.json'), JSON.stringify({ name: '@bloomkit/core', type: 'module', exports: { '.': './index.js', './store': './store.js', './spec': './spec.js' } }))
   symlinkSync(join(coreRoot, 'node_modules', 'xxhash-wasm'), join(modules, 'xxhash-wasm'), 'dir')
   symlinkSync(join(packageRoot, 'node_modules', 'level'), join(modules, 'level'), 'dir')
   transpileTree(join(packageRoot, 'src'), join(root, 'level'), (code) => code)

@@ -191,7 +191,7 @@ describe('MemoryBloomFilter', () => {
     const tail = store.readShard(1, (2 ** 31 + 2 ** 20) / 8 - 2 ** 17, 2 ** 17)
     expect(tail.some((byte) => byte !== 0)).toBe(true)
     filter.close()
-  })
+  }, 30_000) // counting 512 MiB of bits takes ~4 s on a loaded 2-core machine
 
   test('instances are BloomError with a stable code and a name', () => {
     const error = new BloomError('BLOOM_CLOSED', 'closed')
