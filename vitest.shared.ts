@@ -12,6 +12,7 @@ export const alias: { find: RegExp; replacement: string }[] = [
   { find: /^@bloomkit\/memory-backend$/, replacement: root('./packages/memory-backend/src/index.ts') },
   { find: /^@bloomkit\/level-backend$/, replacement: root('./packages/level-backend/src/index.ts') },
   { find: /^@bloomkit\/redis-backend$/, replacement: root('./packages/redis-backend/src/index.ts') },
+  { find: /^@bloomkit\/guard$/, replacement: root('./packages/guard/src/index.ts') },
 ]
 
 /** Where Debian's chromium lives, and the flags this machine needs (shared/NOTES.md). */

@@ -1,0 +1,523 @@
+import { LRUCache } from 'lru-cache'
+import type { GuardCache } from './cache.js'
+import { ABSENT, cacheKeyOf, FENCE_TAG, lockKeyOf, VALUE_TAG } from './entries.js'
+import { describe, GuardError, invalidOption } from './errors.js'
+import { checkOptions, type CacheGuardOptions, type GuardFilter, type GuardKey, type GuardSettings } from './options.js'
+import { sleep, withTimeout } from './timing.js'
+
+/** Counters since the guard was made; see {@link CacheGuard.stats}. */
+export interface GuardStats {
+  /** Keys asked for (`get` counts 1, `getMany` one per key). */
+  requests: number
+  /** Answered null because the filter said absent: no cache, no database. */
+  filtered: number
+  /** Answered from the in-process `l1` cache. */
+  l1Hits: number
+  /** Answered with a value from the cache. */
+  cacheHits: number
+  /** Answered null from a cached "absent" marker. */
+  cachedAbsentHits: number
+  /** Calls of `load` (database reads). */
+  loads: number
+  /** Loads that found nothing (false positives of the filter, deleted or not yet announced rows). */
+  loadedAbsent: number
+  /** Requests that shared a load already running in this process (single flight). */
+  joinedLoads: number
+  /** Loads this process skipped because another process held the key's lock and cached the result. */
+  sharedLoads: number
+  /** Lock waits that ran out (`lockWait`), after which this process loaded itself. */
+  lockTimeouts: number
+  /** Filter calls that failed or timed out (then `onFilterError` decided). */
+  filterErrors: number
+  /** Cache calls that failed or timed out, and unreadable cache entries (then the next step answered). */
+  cacheErrors: number
+  /** Loads that threw or rejected. */
+  loadErrors: number
+}
+
+/** Progress of {@link CacheGuard.warm} and {@link CacheGuard.rebuild}. */
+export interface WarmOptions {
+  /** Keys per filter batch (1 to 1 000 000). Default: 10 000. */
+  batchSize?: number
+  /** Called after each batch with the number of keys added so far. */
+  onProgress?: (added: number) => void
+}
+
+/** Options of {@link CacheGuard.rebuild}. */
+export interface RebuildOptions extends WarmOptions {
+  /**
+   * A new, empty filter to fill and then use instead of the current one, for filters without an
+   * atomic rebuild of their own (memory, LevelDB). The guard returns the old filter for you to close.
+   */
+  into?: GuardFilter
+}
+
+interface Flight<V> {
+  promise: Promise<V | null>
+  /** Set by `created`/`invalidate`: the result may predate the write, so it is not cached in L1. */
+  stale: boolean
+}
+
+type CacheRead<V> = { kind: 'value'; value: V } | { kind: 'absent' } | { kind: 'miss'; seen: string | null }
+
+const LOCK_POLL_FIRST_MS = 5
+const LOCK_POLL_MAX_MS = 50
+
+/**
+ * The read path in front of a database: a Bloom filter of every existing ID, a cache holding values
+ * and "absent" markers, and one load per key at a time (in-process and, with Redis, across
+ * processes). Requests for IDs that do not exist stop at the filter; an error is never read as
+ * "not found".
+ *
+ * @example
+ * const guard = new CacheGuard<User>({ filter, cache: redis, name: 'users', load: (id) => db.user(id) })
+ * await guard.get('42') // the user, or null when there is none
+ */
+export class CacheGuard<V, K extends GuardKey = string> {
+  /** The cache key prefix. */
+  readonly name: string
+  private filter: GuardFilter
+  /** The filter a non-atomic rebuild is filling: `created` adds to it too. */
+  private nextFilter: GuardFilter | undefined
+  private readonly settings: GuardSettings<V, K>
+  private readonly cache: GuardCache | undefined
+  private readonly l1: LRUCache<string, { value: V }> | undefined
+  private readonly flights = new Map<string, Flight<V>>()
+  private readonly counters: GuardStats = {
+    requests: 0,
+    filtered: 0,
+    l1Hits: 0,
+    cacheHits: 0,
+    cachedAbsentHits: 0,
+    loads: 0,
+    loadedAbsent: 0,
+    joinedLoads: 0,
+    sharedLoads: 0,
+    lockTimeouts: 0,
+    filterErrors: 0,
+    cacheErrors: 0,
+    loadErrors: 0,
+  }
+  /** A load that took longer than this may predate a fence that has expired meanwhile: not cached. */
+  private readonly fenceMs: number
+  private closed = false
+
+  /** @throws GuardError `GUARD_INVALID_OPTION` naming the first bad option. */
+  constructor(options: CacheGuardOptions<V, K>) {
+    this.settings = checkOptions(options)
+    this.name = this.settings.name
+    this.filter = this.settings.filter
+    this.cache = this.settings.cache
+    this.fenceMs = Math.max(10_000, 2 * this.settings.lockTtl)
+    if (this.settings.l1) this.l1 = new LRUCache({ max: this.settings.l1.max, ttl: this.settings.l1.ttl })
+  }
+
+  /**
+   * The value of `id`, or null when it does not exist: the filter first (absent → null), then
+   * `l1`, the cache (value, or a cached "absent"), then one load per key at a time, whose result is
+   * cached (`ttl` for a value, `nullTtl` for "absent"). A failing filter or cache falls back to the
+   * next step; null always means the filter or the database said absent.
+   * @throws GuardError `GUARD_LOAD_FAILED`, `GUARD_SERIALIZE_FAILED`, `GUARD_FILTER_UNAVAILABLE`
+   *   (only with `onFilterError: 'reject'`), `GUARD_INVALID_KEY`, `GUARD_CLOSED`.
+   */
+  async get(id: K): Promise<V | null> {
+    this.checkOpen()
+    const key = this.cacheKey(id)
+    this.counters.requests++
+    if (!(await this.mayHave(id))) {
+      this.counters.filtered++
+      return null
+    }
+    const hot = this.l1?.get(key)
+    if (hot !== undefined) {
+      this.counters.l1Hits++
+      return hot.value
+    }
+    const running = this.flights.get(key)
+    if (running !== undefined) {
+      this.counters.joinedLoads++
+      return running.promise
+    }
+    const [read] = await this.readCache([key])
+    return this.answer(id, key, read)
+  }
+
+  /**
+   * The values of `ids` in input order (null where absent): one filter batch, one cache round trip
+   * (MGET) for the keys the filter passes, then a load per missing key (each single-flight).
+   * @throws as {@link get}; the first failing key rejects the whole call.
+   */
+  async getMany(ids: readonly K[]): Promise<(V | null)[]> {
+    this.checkOpen()
+    if (!Array.isArray(ids)) throw invalidOption('ids', 'an array of keys', ids)
+    const keys = ids.map((id) => this.cacheKey(id))
+    this.counters.requests += ids.length
+    const results: (V | null)[] = new Array(ids.length).fill(null)
+    const maybe = await this.mayHaveMany(ids)
+    const toRead: number[] = []
+    for (let i = 0; i < ids.length; i++) {
+      if (!maybe[i]) {
+        this.counters.filtered++
+        continue
+      }
+      const hot = this.l1?.get(keys[i])
+      if (hot !== undefined) {
+        this.counters.l1Hits++
+        results[i] = hot.value
+      } else {
+        toRead.push(i)
+      }
+    }
+    const reads = await this.readCache(toRead.map((i) => keys[i]))
+    await Promise.all(
+      toRead.map(async (i, n) => {
+        const running = this.flights.get(keys[i])
+        if (running !== undefined && reads[n].kind === 'miss') {
+          this.counters.joinedLoads++
+          results[i] = await running.promise
+        } else {
+          results[i] = await this.answer(ids[i], keys[i], reads[n])
+        }
+      }),
+    )
+    return results
+  }
+
+  /**
+   * Call after the database insert of `id` has committed: adds `id` to the filter and fences off
+   * any cached "absent" marker. Resolves only once the filter holds the key, so a `get` that starts
+   * afterwards, in any process sharing the filter and cache, finds the row.
+   * @throws GuardError `GUARD_FILTER_UNAVAILABLE` or `GUARD_CACHE_UNAVAILABLE`: the key may not be
+   *   visible yet; call again (it is idempotent).
+   */
+  async created(id: K): Promise<void> {
+    this.checkOpen()
+    const key = this.cacheKey(id)
+    try {
+      await this.filterCall(this.filter.add(id), 'filter.add')
+      if (this.nextFilter !== undefined) await this.filterCall(this.nextFilter.add(id), 'filter.add')
+    } catch (error) {
+      throw new GuardError('GUARD_FILTER_UNAVAILABLE', `created(${describe(id)}): the filter could not add the key: ${messageOf(error)}`, { cause: error, id })
+    }
+    await this.fence(id, key, 'created')
+  }
+
+  /**
+   * Call after a database update or delete of `id` has committed: fences off the cached value (or
+   * marker), so the next `get` loads again and a load that read the old row cannot cache it. The
+   * filter keeps the key (Bloom filters cannot remove); {@link rebuild} drops deleted keys.
+   * @throws GuardError `GUARD_CACHE_UNAVAILABLE`: the old value may stay cached until its TTL; retry.
+   */
+  async invalidate(id: K): Promise<void> {
+    this.checkOpen()
+    await this.fence(id, this.cacheKey(id), 'invalidate')
+  }
+
+  /**
+   * Adds every key of `ids` (e.g. streamed from the database at start-up) to the filter in batches.
+   * Resolves to the number of keys added.
+   * @throws GuardError `GUARD_FILTER_UNAVAILABLE`, `GUARD_INVALID_KEY`.
+   */
+  async warm(ids: AsyncIterable<K> | Iterable<K>, options: WarmOptions = {}): Promise<number> {
+    this.checkOpen()
+    return this.fill(this.filter, ids, options)
+  }
+
+  /**
+   * Rebuilds the filter from `ids` (every key that exists now) while serving, which drops deleted
+   * keys. A `RedisBloomFilter` does it atomically itself (readers see the old bits until the swap,
+   * adds meanwhile go to both). For other filters pass `into`, a new empty filter: the guard fills
+   * it, adds keys `created` meanwhile to both, then switches to it and resolves to the old filter.
+   * @throws GuardError `GUARD_INVALID_OPTION` (no atomic rebuild and no `into`),
+   *   `GUARD_FILTER_UNAVAILABLE`; a Redis rebuild rejects with the filter's own BloomError.
+   */
+  async rebuild(ids: AsyncIterable<K> | Iterable<K>, options: RebuildOptions = {}): Promise<GuardFilter | undefined> {
+    this.checkOpen()
+    const { into } = options
+    if (into === undefined) {
+      if (typeof this.filter.rebuild !== 'function') {
+        throw invalidOption('into', 'a new empty filter, since this filter has no atomic rebuild of its own', into)
+      }
+      await this.filter.rebuild(ids)
+      return undefined
+    }
+    if (into === null || typeof into !== 'object' || typeof into.addMany !== 'function' || into.isClosed) {
+      throw invalidOption('into', 'an open, empty bloomkit filter', into)
+    }
+    if (this.nextFilter !== undefined) throw invalidOption('into', 'unset while another rebuild runs', into)
+    this.nextFilter = into
+    try {
+      await this.fill(into, ids, options)
+      const old = this.filter
+      this.filter = into
+      return old
+    } finally {
+      this.nextFilter = undefined
+    }
+  }
+
+  /** A copy of the counters. */
+  stats(): GuardStats {
+    return { ...this.counters }
+  }
+
+  /** Whether {@link close} was called. */
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  /**
+   * Stops taking calls (they reject with `GUARD_CLOSED`) and waits for running loads to settle.
+   * Does not close the filter or the Redis client: they are yours. Idempotent.
+   */
+  async close(): Promise<void> {
+    this.closed = true
+    await Promise.allSettled([...this.flights.values()].map((flight) => flight.promise))
+    this.l1?.clear()
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+
+  // --- the read path ---
+
+  private async answer(id: K, key: string, read: CacheRead<V>): Promise<V | null> {
+    if (read.kind === 'value') {
+      this.counters.cacheHits++
+      this.l1?.set(key, { value: read.value })
+      return read.value
+    }
+    if (read.kind === 'absent') {
+      this.counters.cachedAbsentHits++
+      return null
+    }
+    const running = this.flights.get(key)
+    if (running !== undefined) {
+      this.counters.joinedLoads++
+      return running.promise
+    }
+    const flight: Flight<V> = { promise: undefined as unknown as Promise<V | null>, stale: false }
+    flight.promise = this.fly(id, key, read.seen, flight).finally(() => {
+      if (this.flights.get(key) === flight) this.flights.delete(key)
+    })
+    this.flights.set(key, flight)
+    return flight.promise
+  }
+
+  /** One load of `id` for every request in this process, and with a locking cache for every process. */
+  private async fly(id: K, key: string, seen: string | null, flight: Flight<V>): Promise<V | null> {
+    const cache = this.cache
+    let token: string | undefined
+    if (cache?.lock !== undefined && this.settings.lock) {
+      const turn = await this.awaitTurn(key, seen)
+      if (turn.kind === 'done') return turn.value
+      token = turn.token
+      seen = turn.seen
+    }
+    try {
+      const started = Date.now()
+      this.counters.loads++
+      let value: V | null
+      try {
+        value = (await this.settings.load(id)) ?? null
+      } catch (error) {
+        this.counters.loadErrors++
+        throw new GuardError('GUARD_LOAD_FAILED', `load(${describe(id)}) failed: ${messageOf(error)}`, { cause: error, id })
+      }
+      if (value === null) this.counters.loadedAbsent++
+      if (cache !== undefined) {
+        const entry = value === null ? ABSENT : VALUE_TAG + this.serialize(id, value)
+        if (Date.now() - started < this.fenceMs) {
+          const ttl = this.jittered(value === null ? this.settings.nullTtlMs : this.settings.ttlMs)
+          await this.cacheCall(cache.setIf(key, entry, ttl, seen), 'cache.setIf').catch(() => this.counters.cacheErrors++)
+        }
+      }
+      if (value !== null && !flight.stale) this.l1?.set(key, { value })
+      return value
+    } finally {
+      if (token !== undefined) {
+        await this.cacheCall(cache!.unlock!(lockKeyOf(this.name, key), token), 'cache.unlock').catch(() => this.counters.cacheErrors++)
+      }
+    }
+  }
+
+  /**
+   * Takes the key's lock, or waits (polling the cache, bounded by `lockWait`) for the process that
+   * holds it to cache its result. A failing cache or a wait that runs out lets this process load.
+   */
+  private async awaitTurn(key: string, seen: string | null): Promise<{ kind: 'done'; value: V | null } | { kind: 'load'; token: string | undefined; seen: string | null }> {
+    const cache = this.cache!
+    const lockKey = lockKeyOf(this.name, key)
+    const token = crypto.randomUUID()
+    const deadline = Date.now() + this.settings.lockWait
+    let delay = LOCK_POLL_FIRST_MS
+    for (;;) {
+      try {
+        if (await this.cacheCall(cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')) return { kind: 'load', token, seen }
+      } catch {
+        this.counters.cacheErrors++
+        return { kind: 'load', token: undefined, seen }
+      }
+      const left = deadline - Date.now()
+      if (left <= 0) {
+        this.counters.lockTimeouts++
+        return { kind: 'load', token: undefined, seen }
+      }
+      await sleep(Math.min(delay, left))
+      delay = Math.min(delay * 2, LOCK_POLL_MAX_MS)
+      const [read] = await this.readCache([key])
+      if (read.kind !== 'miss') {
+        this.counters.sharedLoads++
+        return { kind: 'done', value: read.kind === 'value' ? read.value : null }
+      }
+      seen = read.seen
+    }
+  }
+
+  /** The cache's answers for `keys` in one round trip; a failing cache reads as all misses. */
+  private async readCache(keys: string[]): Promise<CacheRead<V>[]> {
+    const cache = this.cache
+    if (cache === undefined || keys.length === 0) return keys.map(() => ({ kind: 'miss', seen: null }))
+    let raws: (string | null)[]
+    try {
+      raws = await this.cacheCall(cache.getMany(keys), 'cache.getMany')
+    } catch {
+      this.counters.cacheErrors++
+      return keys.map(() => ({ kind: 'miss', seen: null }))
+    }
+    return raws.map((raw): CacheRead<V> => {
+      if (raw === ABSENT) return { kind: 'absent' }
+      if (typeof raw === 'string' && raw.startsWith(VALUE_TAG)) {
+        try {
+          return { kind: 'value', value: this.settings.deserialize(raw.slice(VALUE_TAG.length)) }
+        } catch {
+          // Unreadable (another service's format, a changed type): load again and overwrite it.
+          this.counters.cacheErrors++
+        }
+      }
+      return { kind: 'miss', seen: raw ?? null }
+    })
+  }
+
+  /** Whether `id` may exist: a failing filter means "maybe" (or rejects, per `onFilterError`). */
+  private async mayHave(id: K): Promise<boolean> {
+    this.checkFilter()
+    try {
+      return await this.filterCall(this.filter.has(id), 'filter.has')
+    } catch (error) {
+      return this.filterFailed(error, true)
+    }
+  }
+
+  private async mayHaveMany(ids: readonly K[]): Promise<boolean[]> {
+    this.checkFilter()
+    try {
+      return await this.filterCall(this.filter.hasMany(ids), 'filter.hasMany')
+    } catch (error) {
+      return ids.map(() => this.filterFailed(error, true))
+    }
+  }
+
+  private filterFailed(error: unknown, maybe: true): true {
+    this.counters.filterErrors++
+    if (this.settings.onFilterError === 'reject') {
+      throw new GuardError('GUARD_FILTER_UNAVAILABLE', `the filter failed and onFilterError is 'reject': ${messageOf(error)}`, { cause: error })
+    }
+    return maybe
+  }
+
+  private checkFilter(): void {
+    if (this.filter.isClosed) throw invalidOption('filter', 'an open filter', 'a closed filter')
+  }
+
+  // --- writes ---
+
+  /** Replaces the cached entry by a fence, and detaches a running load so later gets load afresh. */
+  private async fence(id: K, key: string, what: string): Promise<void> {
+    const running = this.flights.get(key)
+    if (running !== undefined) {
+      running.stale = true
+      this.flights.delete(key)
+    }
+    this.l1?.delete(key)
+    if (this.cache === undefined) return
+    try {
+      await this.cacheCall(this.cache.set(key, FENCE_TAG + crypto.randomUUID(), this.fenceMs), 'cache.set')
+    } catch (error) {
+      this.counters.cacheErrors++
+      throw new GuardError('GUARD_CACHE_UNAVAILABLE', `${what}(${describe(id)}): the cache could not be updated: ${messageOf(error)}`, { cause: error, id })
+    }
+  }
+
+  private async fill(filter: GuardFilter, ids: AsyncIterable<K> | Iterable<K>, options: WarmOptions): Promise<number> {
+    if (ids === null || typeof ids !== 'object' || (!(Symbol.asyncIterator in ids) && !(Symbol.iterator in ids))) {
+      throw invalidOption('ids', 'an iterable or async iterable of keys', ids)
+    }
+    const batchSize = options.batchSize ?? 10_000
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1_000_000) throw invalidOption('batchSize', 'an integer from 1 to 1000000', batchSize)
+    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalidOption('onProgress', 'a function', options.onProgress)
+    let added = 0
+    let batch: K[] = []
+    const flush = async () => {
+      try {
+        await filter.addMany(batch)
+      } catch (error) {
+        throw new GuardError('GUARD_FILTER_UNAVAILABLE', `the filter could not add keys after ${added}: ${messageOf(error)}`, { cause: error })
+      }
+      added += batch.length
+      batch = []
+      options.onProgress?.(added)
+    }
+    for await (const id of ids as AsyncIterable<K>) {
+      this.cacheKey(id)
+      batch.push(id)
+      if (batch.length === batchSize) await flush()
+    }
+    if (batch.length > 0) await flush()
+    return added
+  }
+
+  // --- helpers ---
+
+  private serialize(id: K, value: V): string {
+    let text: unknown
+    try {
+      text = this.settings.serialize(value)
+    } catch (error) {
+      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be serialized: ${messageOf(error)}`, { cause: error, id })
+    }
+    if (typeof text !== 'string') {
+      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be serialized: serialize returned ${describe(text)}, not a string`, { id })
+    }
+    return text
+  }
+
+  private cacheKey(id: K): string {
+    if (typeof id !== 'string' && !(id instanceof Uint8Array)) {
+      throw new GuardError('GUARD_INVALID_KEY', `a key must be a string or a Uint8Array; got ${describe(id)}`)
+    }
+    return cacheKeyOf(this.name, id)
+  }
+
+  private jittered(ms: number): number {
+    return ms * (1 + this.settings.jitter * (2 * Math.random() - 1))
+  }
+
+  /** A synchronous filter's answer as is; an asynchronous one's under `filterTimeout`. */
+  private filterCall<T>(result: T | Promise<T>, what: string): Promise<T> | T {
+    return result instanceof Promise ? withTimeout(result, this.settings.filterTimeout, what) : result
+  }
+
+  private cacheCall<T>(promise: Promise<T>, what: string): Promise<T> {
+    return withTimeout(promise, this.settings.cacheTimeout, what)
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new GuardError('GUARD_CLOSED', `guard "${this.name}" is closed`)
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,49 @@
+/**
+ * Stable error codes of `@bloomkit/guard`. Each is documented under "Errors" in the package
+ * README; a code, once published, never changes meaning.
+ */
+export type GuardErrorCode =
+  /** An option is missing, of the wrong type or out of range; the message names it and its allowed range. */
+  | 'GUARD_INVALID_OPTION'
+  /** A key is neither a string nor a Uint8Array. */
+  | 'GUARD_INVALID_KEY'
+  /** `load` threw or rejected; `id` names the key and `cause` holds the error. Nothing was cached. */
+  | 'GUARD_LOAD_FAILED'
+  /** `serialize` threw or did not return a string; `id` names the key. Nothing was cached. */
+  | 'GUARD_SERIALIZE_FAILED'
+  /** The filter failed or timed out and `onFilterError` is `'reject'`, or `created`/`warm` could not add to it. */
+  | 'GUARD_FILTER_UNAVAILABLE'
+  /** `created` or `invalidate` could not update the cache, so a stale entry may remain; retry. */
+  | 'GUARD_CACHE_UNAVAILABLE'
+  /** The guard was closed. */
+  | 'GUARD_CLOSED'
+
+/** The error class `@bloomkit/guard` throws for anything but plain programming mistakes. */
+export class GuardError extends Error {
+  /** A stable, documented code; match on this rather than on the message. */
+  readonly code: GuardErrorCode
+  /** The key the failed operation was for, when there is one. */
+  readonly id: string | Uint8Array | undefined
+
+  constructor(code: GuardErrorCode, message: string, options: { cause?: unknown; id?: string | Uint8Array } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'GuardError'
+    this.code = code
+    this.id = options.id
+  }
+}
+
+/** `GUARD_INVALID_OPTION` naming the option, the allowed range and what was given. */
+export function invalidOption(name: string, allowed: string, got: unknown): GuardError {
+  return new GuardError('GUARD_INVALID_OPTION', `${name} must be ${allowed}; got ${describe(got)}`)
+}
+
+/** A short, safe rendering of a value for an error message. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+  if (typeof value === 'bigint') return `${value}n`
+  if (typeof value === 'function') return 'a function'
+  if (value instanceof Uint8Array) return `Uint8Array(${value.length})`
+  if (value === null || typeof value !== 'object') return String(value)
+  return Object.prototype.toString.call(value)
+}

@@ -1,0 +1,157 @@
+import { isGuardCache, RedisCache, type GuardCache, type RedisCommandClient } from './cache.js'
+import { invalidOption } from './errors.js'
+
+/** A key: what the filters take (a string or a Uint8Array). */
+export type GuardKey = string | Uint8Array
+
+/**
+ * What the guard needs of a filter: any bloomkit filter fits (`MemoryBloomFilter`,
+ * `LevelBloomFilter`, `RedisBloomFilter`), synchronous or not.
+ */
+export interface GuardFilter {
+  readonly isClosed: boolean
+  has(key: GuardKey): boolean | Promise<boolean>
+  hasMany(keys: Iterable<GuardKey>): boolean[] | Promise<boolean[]>
+  add(key: GuardKey): boolean | Promise<boolean>
+  addMany(keys: Iterable<GuardKey>): boolean[] | Promise<boolean[]>
+  /** `RedisBloomFilter`'s atomic rebuild; {@link CacheGuard.rebuild} uses it when there. */
+  rebuild?(keys: AsyncIterable<GuardKey> | Iterable<GuardKey>): Promise<void>
+}
+
+/** Options of a {@link CacheGuard}. */
+export interface CacheGuardOptions<V, K extends GuardKey = GuardKey> {
+  /** Holds every existing key; "absent" answers skip the cache and the database. */
+  filter: GuardFilter
+  /**
+   * The source of truth: resolves to the value, or `null`/`undefined` when `id` does not exist.
+   * A throw or rejection rejects the `get` (`GUARD_LOAD_FAILED`) and caches nothing.
+   */
+  load: (id: K) => V | null | undefined | Promise<V | null | undefined>
+  /**
+   * An ioredis `Redis` or `Cluster` client (the built-in {@link RedisCache}), or any {@link GuardCache}.
+   * Default: none (filter, optional `l1` and in-process single flight only).
+   */
+  cache?: RedisCommandClient | GuardCache
+  /** Prefix of every cache and lock key: `<name>:<id>`. 1 to 200 characters, no `{`/`}`. */
+  name: string
+  /** Seconds a found value stays cached (> 0). Default: 300. */
+  ttl?: number
+  /** Seconds an "absent" marker stays cached (> 0). Default: 30. */
+  nullTtl?: number
+  /** Each TTL is spread uniformly over ±`jitter` of itself, so entries cached together expire apart (0 to 0.5). Default: 0.1. */
+  jitter?: number
+  /** Turns a value into the cache's string. Default: `JSON.stringify`. */
+  serialize?: (value: V) => string
+  /** Turns the cache's string back into a value. Default: `JSON.parse`. */
+  deserialize?: (text: string) => V
+  /**
+   * What a `get` does when the filter fails or times out: `'load'` treats the key as maybe present
+   * and goes on to the cache and database (available, but an attack reaches the cache and the
+   * database while the filter is down); `'reject'` rejects with `GUARD_FILTER_UNAVAILABLE`
+   * (protects the database, but real users get errors). Never "not found". Default: `'load'`.
+   */
+  onFilterError?: 'load' | 'reject'
+  /** Milliseconds a filter call may take before it counts as failed (1 to 60 000). Default: 1000. */
+  filterTimeout?: number
+  /** Milliseconds a cache call may take before it counts as failed (1 to 60 000). Default: 250. */
+  cacheTimeout?: number
+  /** Whether loads take a lock in the cache so that one process loads a key for all (when the cache has locks). Default: true. */
+  lock?: boolean
+  /** Milliseconds a lock lives if its holder dies (10 to 600 000). Default: 5000. */
+  lockTtl?: number
+  /** Milliseconds a `get` waits for another process's load before loading itself (0 to 60 000). Default: 1000. */
+  lockWait?: number
+  /** An in-process LRU of found values for hot keys, or `false`. Default: `false`. */
+  l1?: false | { max: number; ttl?: number }
+}
+
+/** The options after checking, with defaults applied. */
+export interface GuardSettings<V, K extends GuardKey> {
+  filter: GuardFilter
+  load: (id: K) => V | null | undefined | Promise<V | null | undefined>
+  cache: GuardCache | undefined
+  name: string
+  ttlMs: number
+  nullTtlMs: number
+  jitter: number
+  serialize: (value: V) => string
+  deserialize: (text: string) => V
+  onFilterError: 'load' | 'reject'
+  filterTimeout: number
+  cacheTimeout: number
+  lock: boolean
+  lockTtl: number
+  lockWait: number
+  l1: { max: number; ttl: number } | undefined
+}
+
+/** Checks every option, naming the first bad one; applies defaults. */
+export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V, K>): GuardSettings<V, K> {
+  if (options === null || typeof options !== 'object') throw invalidOption('options', 'an object', options)
+  const { filter, load, cache } = options
+  if (filter === null || typeof filter !== 'object' || typeof filter.has !== 'function' || typeof filter.hasMany !== 'function' || typeof filter.add !== 'function') {
+    throw invalidOption('filter', 'a bloomkit filter (MemoryBloomFilter, LevelBloomFilter, RedisBloomFilter)', filter)
+  }
+  if (filter.isClosed) throw invalidOption('filter', 'an open filter', 'a closed filter')
+  if (typeof load !== 'function') throw invalidOption('load', 'a function (id) => value | null', load)
+  if (typeof options.name !== 'string' || options.name.length === 0 || options.name.length > 200 || /[{}]/.test(options.name)) {
+    throw invalidOption('name', 'a string of 1 to 200 characters without { or }', options.name)
+  }
+  let guardCache: GuardCache | undefined
+  if (cache !== undefined && cache !== null) {
+    if (isGuardCache(cache)) guardCache = cache
+    else if (typeof (cache as RedisCommandClient).call === 'function') guardCache = new RedisCache(cache as RedisCommandClient)
+    else throw invalidOption('cache', 'an ioredis client or a GuardCache', cache)
+  }
+  const serialize = options.serialize ?? JSON.stringify
+  const deserialize = options.deserialize ?? (JSON.parse as (text: string) => V)
+  if (typeof serialize !== 'function') throw invalidOption('serialize', 'a function (value) => string', serialize)
+  if (typeof deserialize !== 'function') throw invalidOption('deserialize', 'a function (string) => value', deserialize)
+  const onFilterError = options.onFilterError ?? 'load'
+  if (onFilterError !== 'load' && onFilterError !== 'reject') throw invalidOption('onFilterError', "'load' or 'reject'", onFilterError)
+  const lock = options.lock ?? true
+  if (typeof lock !== 'boolean') throw invalidOption('lock', 'true or false', lock)
+  let l1: GuardSettings<V, K>['l1']
+  if (options.l1 !== undefined && options.l1 !== false) {
+    if (options.l1 === null || typeof options.l1 !== 'object') throw invalidOption('l1', 'false or { max, ttl? }', options.l1)
+    l1 = { max: integer('l1.max', options.l1.max, 1, 100_000_000), ttl: integer('l1.ttl', options.l1.ttl ?? 1000, 1, 86_400_000) }
+  }
+  return {
+    filter,
+    load,
+    cache: guardCache,
+    name: options.name,
+    ttlMs: seconds('ttl', options.ttl ?? 300) * 1000,
+    nullTtlMs: seconds('nullTtl', options.nullTtl ?? 30) * 1000,
+    jitter: fraction('jitter', options.jitter ?? 0.1, 0.5),
+    serialize,
+    deserialize,
+    onFilterError,
+    filterTimeout: integer('filterTimeout', options.filterTimeout ?? 1000, 1, 60_000),
+    cacheTimeout: integer('cacheTimeout', options.cacheTimeout ?? 250, 1, 60_000),
+    lock,
+    lockTtl: integer('lockTtl', options.lockTtl ?? 5000, 10, 600_000),
+    lockWait: integer('lockWait', options.lockWait ?? 1000, 0, 60_000),
+    l1,
+  }
+}
+
+/** A TTL in seconds: finite, > 0, at most 10 years, at least a millisecond. */
+function seconds(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0.001 || value > 315_360_000) {
+    throw invalidOption(name, 'a number of seconds from 0.001 to 315360000', value)
+  }
+  return value
+}
+
+function fraction(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !(value >= 0 && value <= max)) throw invalidOption(name, `a number from 0 to ${max}`, value)
+  return value
+}
+
+function integer(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidOption(name, `an integer from ${min} to ${max}`, value)
+  }
+  return value
+}
