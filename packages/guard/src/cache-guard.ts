@@ -100,6 +100,9 @@ export class CacheGuard<V, K extends GuardKey = string> {
   }
   /** A load that took longer than this may predate a fence that has expired meanwhile: not cached. */
   private readonly fenceMs: number
+  /** Until when reads skip a filter or cache that just failed (`cooldown`), so an outage costs one timeout, not one per step. */
+  private filterDownUntil = 0
+  private cacheDownUntil = 0
   private closed = false
 
   /** @throws GuardError `GUARD_INVALID_OPTION` naming the first bad option. */
@@ -330,14 +333,14 @@ export class CacheGuard<V, K extends GuardKey = string> {
         const entry = value === null ? ABSENT : VALUE_TAG + this.serialize(id, value)
         if (Date.now() - started < this.fenceMs) {
           const ttl = this.jittered(value === null ? this.settings.nullTtlMs : this.settings.ttlMs)
-          await this.cacheCall(cache.setIf(key, entry, ttl, seen), 'cache.setIf').catch(() => this.counters.cacheErrors++)
+          await this.cacheCall(() => cache.setIf(key, entry, ttl, seen), 'cache.setIf').catch(() => this.counters.cacheErrors++)
         }
       }
       if (value !== null && !flight.stale) this.l1?.set(key, { value })
       return value
     } finally {
       if (token !== undefined) {
-        await this.cacheCall(cache!.unlock!(lockKeyOf(this.name, key), token), 'cache.unlock').catch(() => this.counters.cacheErrors++)
+        await this.cacheCall(() => cache!.unlock!(lockKeyOf(this.name, key), token), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
       }
     }
   }
@@ -354,7 +357,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     let delay = LOCK_POLL_FIRST_MS
     for (;;) {
       try {
-        if (await this.cacheCall(cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')) return { kind: 'load', token, seen }
+        if (await this.cacheCall(() => cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')) return { kind: 'load', token, seen }
       } catch {
         this.counters.cacheErrors++
         return { kind: 'load', token: undefined, seen }
@@ -381,7 +384,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     if (cache === undefined || keys.length === 0) return keys.map(() => ({ kind: 'miss', seen: null }))
     let raws: (string | null)[]
     try {
-      raws = await this.cacheCall(cache.getMany(keys), 'cache.getMany')
+      raws = await this.cacheCall(() => cache.getMany(keys), 'cache.getMany')
     } catch {
       this.counters.cacheErrors++
       return keys.map(() => ({ kind: 'miss', seen: null }))
@@ -404,7 +407,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
   private async mayHave(id: K): Promise<boolean> {
     this.checkFilter()
     try {
-      return await this.filterCall(this.filter.has(id), 'filter.has')
+      return await this.filterRead(() => this.filter.has(id), 'filter.has')
     } catch (error) {
       return this.filterFailed(error, true)
     }
@@ -413,7 +416,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
   private async mayHaveMany(ids: readonly K[]): Promise<boolean[]> {
     this.checkFilter()
     try {
-      return await this.filterCall(this.filter.hasMany(ids), 'filter.hasMany')
+      return await this.filterRead(() => this.filter.hasMany(ids), 'filter.hasMany')
     } catch (error) {
       return ids.map(() => this.filterFailed(error, true))
     }
@@ -443,7 +446,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     this.l1?.delete(key)
     if (this.cache === undefined) return
     try {
-      await this.cacheCall(this.cache.set(key, FENCE_TAG + crypto.randomUUID(), this.fenceMs), 'cache.set')
+      await this.cacheCall(() => this.cache!.set(key, FENCE_TAG + crypto.randomUUID(), this.fenceMs), 'cache.set', true)
     } catch (error) {
       this.counters.cacheErrors++
       throw new GuardError('GUARD_CACHE_UNAVAILABLE', `${what}(${describe(id)}): the cache could not be updated: ${messageOf(error)}`, { cause: error, id })
@@ -509,8 +512,37 @@ export class CacheGuard<V, K extends GuardKey = string> {
     return result instanceof Promise ? withTimeout(result, this.settings.filterTimeout, what) : result
   }
 
-  private cacheCall<T>(promise: Promise<T>, what: string): Promise<T> {
-    return withTimeout(promise, this.settings.cacheTimeout, what)
+  /** A filter read, skipped during a cooldown after a failure. */
+  private filterRead<T>(call: () => T | Promise<T>, what: string): Promise<T> | T {
+    if (Date.now() < this.filterDownUntil) throw new Error(`${what} skipped: the filter failed less than ${this.settings.cooldown} ms ago`)
+    try {
+      const result = this.filterCall(call(), what)
+      return result instanceof Promise ? result.catch((error: unknown) => this.filterFailedAt(error)) : result
+    } catch (error) {
+      return this.filterFailedAt(error)
+    }
+  }
+
+  private filterFailedAt(error: unknown): never {
+    this.filterDownUntil = Date.now() + this.settings.cooldown
+    throw error
+  }
+
+  /** A cache call under `cacheTimeout`; reads (`write` false) are skipped during a cooldown after a failure. */
+  private cacheCall<T>(call: () => Promise<T>, what: string, write = false): Promise<T> {
+    if (!write && Date.now() < this.cacheDownUntil) {
+      return Promise.reject(new Error(`${what} skipped: the cache failed less than ${this.settings.cooldown} ms ago`))
+    }
+    let promise: Promise<T>
+    try {
+      promise = call()
+    } catch (error) {
+      promise = Promise.reject(error)
+    }
+    return withTimeout(promise, this.settings.cacheTimeout, what).catch((error: unknown) => {
+      this.cacheDownUntil = Date.now() + this.settings.cooldown
+      throw error
+    })
   }
 
   private checkOpen(): void {

@@ -55,6 +55,12 @@ export interface CacheGuardOptions<V, K extends GuardKey = GuardKey> {
   filterTimeout?: number
   /** Milliseconds a cache call may take before it counts as failed (1 to 60 000). Default: 250. */
   cacheTimeout?: number
+  /**
+   * Milliseconds a `get` skips the filter or the cache after a call to it failed or timed out (a
+   * circuit breaker: during an outage each request pays no timeout; 0 to 60 000, 0 = always try).
+   * Writes (`created`, `invalidate`) always try. Default: 1000.
+   */
+  cooldown?: number
   /** Whether loads take a lock in the cache so that one process loads a key for all (when the cache has locks). Default: true. */
   lock?: boolean
   /** Milliseconds a lock lives if its holder dies (10 to 600 000). Default: 5000. */
@@ -79,6 +85,7 @@ export interface GuardSettings<V, K extends GuardKey> {
   onFilterError: 'load' | 'reject'
   filterTimeout: number
   cacheTimeout: number
+  cooldown: number
   lock: boolean
   lockTtl: number
   lockWait: number
@@ -129,6 +136,7 @@ export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V
     onFilterError,
     filterTimeout: integer('filterTimeout', options.filterTimeout ?? 1000, 1, 60_000),
     cacheTimeout: integer('cacheTimeout', options.cacheTimeout ?? 250, 1, 60_000),
+    cooldown: integer('cooldown', options.cooldown ?? 1000, 0, 60_000),
     lock,
     lockTtl: integer('lockTtl', options.lockTtl ?? 5000, 10, 600_000),
     lockWait: integer('lockWait', options.lockWait ?? 1000, 0, 60_000),
