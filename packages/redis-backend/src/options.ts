@@ -34,6 +34,13 @@ export interface RedisStoreOptions {
    * the BITFIELD commands would, and was measured ~4× (OR) to ~15× (read) cheaper in CPU.
    */
   readonly scanBytesPerKey?: number
+  /**
+   * For the blocked layout (the default), answer a batch by reading each key's 64-byte block
+   * with one script call per up to 256 keys and testing the bits in the client, and let an add
+   * whose previous batch was mostly present keys write only the keys not yet present. `false`
+   * sends BITFIELD operations per bit instead. Default: true.
+   */
+  readonly blockReads?: boolean
 }
 
 /** Options of {@link RedisBloomFilter.open} (and the other constructors). */
@@ -81,6 +88,7 @@ export function checkOptions(options: RedisFilterOptions): void {
   if (options.keysPerCommand !== undefined) checkInteger('keysPerCommand', options.keysPerCommand, 1, 65_536)
   if (options.scanBytesPerKey !== undefined) checkInteger('scanBytesPerKey', options.scanBytesPerKey, 0, 2 ** 31 - 1)
   if (options.lockWait !== undefined) checkInteger('lockWait', options.lockWait, 0, 2 ** 31 - 1)
+  if (options.blockReads !== undefined && typeof options.blockReads !== 'boolean') throw invalidParameter('blockReads', 'a boolean', options.blockReads)
 }
 
 /** The `ttl` option in milliseconds, 0 for none. */

@@ -1,6 +1,8 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import type { BitStore, BitStoreCapabilities, PositionBatch } from '@bloomkit/core/store'
+import type { BitStore, BitStoreCapabilities, PositionBatch, ShardGroup } from '@bloomkit/core/store'
+import { Cluster } from 'ioredis'
 import { sendBitfield } from './bitfield-command.js'
+import { allBitsInBlock, BLOCK_BYTES, readBlocks } from './block-read.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
@@ -10,6 +12,33 @@ import { MAX_SCAN_BYTES, orWhole, readWhole } from './whole-shard.js'
 
 /** Bytes per orShard script call; the OR loop runs in Lua, so it is kept short to bound the blocking. */
 const OR_CHUNK_BYTES = 1 << 16
+/**
+ * Keys per block-read script call. A batch's calls are all sent at once, so the server works on
+ * the first while the client still encodes the next, and a call's Lua loop stays short.
+ */
+const BLOCK_KEYS_PER_CALL = 256
+
+/**
+ * The keys whose positions all lie in one 512-bit block (every key, when the positions come from
+ * the blocked layout's hashing), and the others, which go per bit.
+ */
+function splitByBlock(batch: PositionBatch, keys: Uint32Array): [Uint32Array, Uint32Array] {
+  const { positions, hashes } = batch
+  let spread: number[] | undefined
+  for (let k = 0; k < keys.length; k++) {
+    const first = keys[k] * hashes
+    const block = positions[first] >>> 9
+    for (let p = first + 1; p < first + hashes; p++) {
+      if (positions[p] >>> 9 !== block) {
+        ;(spread ??= []).push(keys[k])
+        break
+      }
+    }
+  }
+  if (spread === undefined) return [keys, new Uint32Array(0)]
+  const others = new Set(spread)
+  return [keys.filter((key) => !others.has(key)), Uint32Array.from(spread)]
+}
 
 /**
  * The bits of a named filter in Redis (see {@link ShardGenerations} for the keys and markers).
@@ -32,6 +61,16 @@ export class RedisBitStore implements BitStore<false> {
   /** The fewest keys of a batch in one shard for which it reads or ORs the whole shard. */
   private readonly scanMinKeys: number
   private readonly coalesced: { set: Coalescer; test: Coalescer }
+  /** Whether batches read keys' blocks (blocked layout, live shards, not switched off). */
+  private readonly blockReads: boolean
+  /** Standalone: one block read may span shards; Cluster: one per shard (each has its own slot). */
+  private readonly crossShardCalls: boolean
+  /**
+   * Whether an add first reads the keys' blocks and writes only keys not all present: worth it
+   * when most keys of a batch are already present (de-duplication, re-loading), not on a first
+   * fill. Follows the previous add batch: at least half of its keys present.
+   */
+  private testFirst = true
   private closed = false
 
   /** @param generation 'next' for the store a rebuild fills. */
@@ -43,6 +82,8 @@ export class RedisBitStore implements BitStore<false> {
     this.keysPerCommand = options.keysPerCommand ?? 512
     const scanBytesPerKey = options.scanBytesPerKey ?? 512
     this.scanMinKeys = scanBytesPerKey === 0 || shards.shardBytes + 4 > MAX_SCAN_BYTES ? Infinity : Math.ceil(shards.shardBytes / scanBytesPerKey)
+    this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && options.blockReads !== false
+    this.crossShardCalls = !(shards.client instanceof Cluster)
     this.coalesced = { set: new Coalescer((batch, out) => this.run(true, batch, out)), test: new Coalescer((batch, out) => this.run(false, batch, out)) }
   }
 
@@ -125,22 +166,94 @@ export class RedisBitStore implements BitStore<false> {
   }
 
   /**
-   * Per shard, one whole-shard read or OR if the batch has enough keys there, else one BITFIELD
-   * per chunk of `keysPerCommand` keys; all in flight together.
+   * Per shard, one whole-shard read or OR if the batch has enough keys there; else, for the
+   * blocked layout, block reads (one script per up to 256 keys); else one BITFIELD per chunk of
+   * `keysPerCommand` keys. All in flight together.
    */
   private async run(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void> {
     const commands: Promise<void>[] = []
     const { shards, generation } = this
-    for (const { shard, keys } of batch.groupByShard()) {
+    const blockGroups: ShardGroup[] = []
+    for (const group of batch.groupByShard()) {
+      const { shard, keys } = group
       if (keys.length >= this.scanMinKeys) {
         commands.push(set ? orWhole(shards, generation, shard, batch, keys, out) : readWhole(shards, generation, shard, batch, keys, out))
         continue
       }
-      for (let from = 0; from < keys.length; from += this.keysPerCommand) {
-        commands.push(sendBitfield(shards, generation, set, shard, batch, keys, from, Math.min(keys.length, from + this.keysPerCommand), out, set))
+      let perBit = keys
+      if (this.blockReads && (!set || this.testFirst)) {
+        const [inBlock, spread] = splitByBlock(batch, keys)
+        if (inBlock.length > 0) blockGroups.push({ shard, keys: inBlock })
+        perBit = spread
+      }
+      for (let from = 0; from < perBit.length; from += this.keysPerCommand) {
+        commands.push(sendBitfield(shards, generation, set, shard, batch, perBit, from, Math.min(perBit.length, from + this.keysPerCommand), out, set))
       }
     }
+    for (const call of this.blockCalls(blockGroups)) commands.push(set ? this.addByBlocks(batch, call, out) : this.testByBlocks(batch, call, out))
     await Promise.all(commands)
+    if (set && this.blockReads) {
+      let present = 0
+      for (let i = 0; i < batch.size; i++) present += 1 - out[i]
+      this.testFirst = 2 * present >= batch.size
+    }
+  }
+
+  /** Splits groups into block-read calls of at most {@link BLOCK_KEYS_PER_CALL} keys (one shard per call on a Cluster). */
+  private blockCalls(groups: ShardGroup[]): ShardGroup[][] {
+    const calls: ShardGroup[][] = []
+    let call: ShardGroup[] = []
+    let size = 0
+    for (const { shard, keys } of groups) {
+      for (let from = 0; from < keys.length; ) {
+        const take = Math.min(keys.length - from, BLOCK_KEYS_PER_CALL - size)
+        call.push({ shard, keys: keys.subarray(from, from + take) })
+        size += take
+        from += take
+        if (size === BLOCK_KEYS_PER_CALL || !this.crossShardCalls) {
+          calls.push(call)
+          call = []
+          size = 0
+        }
+      }
+    }
+    if (call.length > 0) calls.push(call)
+    return calls
+  }
+
+  private async testByBlocks(batch: PositionBatch, groups: ShardGroup[], out: Uint8Array): Promise<void> {
+    const { blocks } = await readBlocks(this.shards, batch, groups, `has on ${this.shards.key(groups[0].shard, 'live')}`)
+    const { positions, hashes } = batch
+    let at = 0
+    for (const { keys } of groups) {
+      for (let k = 0; k < keys.length; k++, at += BLOCK_BYTES) out[keys[k]] = allBitsInBlock(blocks, at, positions, hashes, keys[k]) ? 1 : 0
+    }
+  }
+
+  /**
+   * Reads the keys' blocks; a key whose bits are all set is not new (bits are only ever set, so
+   * that answer stays true), and only the others are written, by BITFIELD, which says exactly
+   * which were new. A shard whose marker is flagged gets all its keys written, so that a running
+   * rebuild's next generation receives them.
+   */
+  private async addByBlocks(batch: PositionBatch, groups: ShardGroup[], out: Uint8Array): Promise<void> {
+    const { flagged, blocks } = await readBlocks(this.shards, batch, groups, `add on ${this.shards.key(groups[0].shard, 'live')}`)
+    const { positions, hashes } = batch
+    const writes: Promise<void>[] = []
+    let at = 0
+    for (let g = 0; g < groups.length; g++) {
+      const { shard, keys } = groups[g]
+      const missing = new Uint32Array(keys.length)
+      let count = 0
+      for (let k = 0; k < keys.length; k++, at += BLOCK_BYTES) {
+        if (flagged[g] === 0 && allBitsInBlock(blocks, at, positions, hashes, keys[k])) out[keys[k]] = 0
+        else missing[count++] = keys[k]
+      }
+      for (let from = 0; from < count; from += this.keysPerCommand) {
+        writes.push(sendBitfield(this.shards, 'live', true, shard, batch, missing, from, Math.min(count, from + this.keysPerCommand), out, true))
+      }
+    }
+    await Promise.all(writes)
   }
 
   private shardScript(script: string, shard: number, args: Array<number | Buffer>, what: string, buffer = false): Promise<unknown> {

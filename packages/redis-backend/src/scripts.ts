@@ -127,3 +127,32 @@ return 1`
 export const DROP_META = `
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])`
+
+/**
+ * Reads each requested 64-byte block of the shards KEYS[1 … n], for the blocked layout (a key's
+ * bits all lie in one block), so that the client tests the bits itself. ARGV[1] is the marker's
+ * byte offset, ARGV[2] the plain marker and ARGV[3] the other accepted one (flagged, for a live
+ * shard); ARGV[3 + s] lists shard s's block byte offsets, 4 bytes each, big-endian. Returns one
+ * string: a status byte per shard ('0' plain, '1' the other marker), then the blocks in request
+ * order. A shard without either marker fails the whole call (nothing was written).
+ */
+export const READ_BLOCKS = `
+local at = tonumber(ARGV[1])
+local plain, other = ARGV[2], ARGV[3]
+local status, out = {}, {}
+local n = 0
+local unpackI = struct.unpack
+for s = 1, #KEYS do
+  local key = KEYS[s]
+  local marker = redis.call('GETRANGE', key, at, at + 3)
+  if marker == plain then status[s] = '0'
+  elseif marker == other then status[s] = '1'
+  else return redis.error_reply('BLOOMKIT_DATA_LOST ' .. key) end
+  local request = ARGV[3 + s]
+  for i = 1, #request, 4 do
+    local offset = unpackI('>I4', request, i)
+    n = n + 1
+    out[n] = redis.call('GETRANGE', key, offset, offset + 63)
+  end
+end
+return table.concat(status) .. table.concat(out)`

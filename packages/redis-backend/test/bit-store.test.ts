@@ -1,4 +1,5 @@
 import { afterAll, test } from 'vitest'
+import type { FilterParameters } from '@bloomkit/core'
 import { bitStoreSuite } from '@bloomkit/core/testing'
 import { createRedisBitStore } from './support/store-factory.js'
 import { clusterClient, standaloneClient } from './support/clients.js'
@@ -13,6 +14,12 @@ afterAll(async () => {
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, parameters), name: 'RedisBitStore (standalone)', timeout: 20_000 })
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, parameters), name: 'RedisBitStore (Cluster)', timeout: 20_000 })
 // BITFIELD per bit only, as for batches spread thinly over large shards.
-const bitfieldOnly = { scanBytesPerKey: 0 }
+const bitfieldOnly = { scanBytesPerKey: 0, blockReads: false }
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, parameters, bitfieldOnly), name: 'RedisBitStore (standalone, BITFIELD only)', timeout: 20_000 })
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, parameters, bitfieldOnly), name: 'RedisBitStore (Cluster, BITFIELD only)', timeout: 20_000 })
+// Block reads: the suite's parameters in the blocked layout (its shards are whole blocks); keys
+// whose positions do not share a block (the suite picks some at random) still go per bit.
+const blocked = (parameters: FilterParameters): FilterParameters => ({ ...parameters, layout: 'blocked' })
+const blockReads = { scanBytesPerKey: 0 }
+bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, blocked(parameters), blockReads), name: 'RedisBitStore (standalone, block reads)', timeout: 20_000 })
+bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, blocked(parameters), blockReads), name: 'RedisBitStore (Cluster, block reads)', timeout: 20_000 })

@@ -3,7 +3,7 @@ import { BloomError, estimateErrorRate, sizeFilter } from '@bloomkit/core'
 import { DEFAULT_SHARD_BITS, RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { inject } from 'vitest'
-import { clusterClient, standaloneClient, uniqueName, namesOf } from './support/clients.js'
+import { clusterClient, standaloneClient, uniqueName, namesOf, PATHS } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -207,16 +207,12 @@ test('a key of another type under the filter’s names gives BLOOM_CORRUPT_STORE
   expect(await codeOf(RedisBloomFilter.open(redis, other))).toBe('BLOOM_UNSUPPORTED_VERSION')
 })
 
-// Both ways a batch reaches Redis: whole shard (the default for shards this small) and BITFIELD.
-test.each([
-  ['whole shards', 512],
-  ['BITFIELD', 0],
-])('keyPrefix of the user’s client is honoured by every command (%s)', async (_, scanBytesPerKey) => {
+test.each(PATHS)('keyPrefix of the user’s client is honoured by every command (%s)', async (_, options) => {
   const { host, port } = inject('redisStandalone')
   const prefixed = new Redis({ host, port, keyPrefix: 'tenant7:', maxRetriesPerRequest: 1 })
   try {
     const name = uniqueName('prefix')
-    const filter = await RedisBloomFilter.create(prefixed, name, { capacity: 1000, errorRate: 0.01, shards: 2, scanBytesPerKey })
+    const filter = await RedisBloomFilter.create(prefixed, name, { capacity: 1000, errorRate: 0.01, shards: 2, ...options })
     expect(await filter.addMany(['a', 'b'])).toEqual([true, true])
     expect(await filter.hasMany(['a', 'b', 'c'])).toEqual([true, true, false])
     expect(await redis.exists(`tenant7:${name}:meta`, `tenant7:${namesOf(filter).shard(0)}`)).toBe(2)
@@ -227,14 +223,11 @@ test.each([
   }
 })
 
-test.each([
-  ['whole shards', 512],
-  ['BITFIELD', 0],
-])('a client with stringNumbers (integer replies as strings) gets the same answers (%s)', async (_, scanBytesPerKey) => {
+test.each(PATHS)('a client with stringNumbers (integer replies as strings) gets the same answers (%s)', async (_, options) => {
   const { host, port } = inject('redisStandalone')
   const strings = new Redis({ host, port, stringNumbers: true, maxRetriesPerRequest: 1 })
   try {
-    const filter = await RedisBloomFilter.create(strings, uniqueName('strings'), { capacity: 1000, errorRate: 0.01, shards: 2, scanBytesPerKey })
+    const filter = await RedisBloomFilter.create(strings, uniqueName('strings'), { capacity: 1000, errorRate: 0.01, shards: 2, ...options })
     expect(await filter.addMany(['a', 'b', 'a'])).toEqual([true, true, false])
     expect(await filter.hasMany(['a', 'b', 'c'])).toEqual([true, true, false])
     expect(await filter.add('b')).toBe(false)

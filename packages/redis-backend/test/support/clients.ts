@@ -49,3 +49,13 @@ export async function errorOf(promise: Promise<unknown>): Promise<BloomError> {
 export function namesOf(filter: { readonly name: string; readonly parameters: { readonly shards: number } }): KeyNames {
   return new KeyNames(filter.name, filter.parameters.shards)
 }
+
+/**
+ * The ways a batch reaches Redis, as store options, so that behaviour tests run on each: block
+ * reads (the default for the blocked layout), BITFIELD per bit, and whole-shard reads and ORs.
+ */
+export const PATHS = [
+  ['block reads', { scanBytesPerKey: 0 }],
+  ['BITFIELD', { scanBytesPerKey: 0, blockReads: false }],
+  ['whole shards', { scanBytesPerKey: 2 ** 31 - 1 }],
+] as const

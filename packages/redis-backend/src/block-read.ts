@@ -1,0 +1,79 @@
+// The blocked layout keeps all of a key's bits in one 64-byte block of its shard. A batch is
+// answered by one script that returns the keys' blocks packed in one string (and each shard's
+// marker state, checked once per shard), and the client tests the bits itself: one Lua GETRANGE
+// per key on the server instead of a BITFIELD operation per bit, and on the client one Buffer per
+// call instead of one JS value per bit.
+import { createHash } from 'node:crypto'
+import type { PositionBatch, ShardGroup } from '@bloomkit/core/store'
+import type { ShardGenerations } from './generations.js'
+import { READ_BLOCKS } from './scripts.js'
+
+/** Bytes per block of the blocked layout (a cache line; 512 bits). */
+const BLOCK_BYTES = 64
+const READ_BLOCKS_SHA = createHash('sha1').update(READ_BLOCKS).digest('hex')
+
+/** What one block read returns: per shard of the request, whether its marker is flagged, and the blocks. */
+export interface BlockRead {
+  /** 1 where the shard's marker is the flagged one (a rebuild is copying writes), else 0; per group. */
+  readonly flagged: Uint8Array
+  /** The keys' blocks, 64 bytes each, in the order of the groups and their keys. */
+  readonly blocks: Buffer
+}
+
+/**
+ * Reads the blocks of the keys in `groups` (live shards) with one script call; all the groups'
+ * shards must share a Cluster slot unless the client is standalone.
+ * @throws BloomError `BLOOM_DATA_LOST` when a shard lacks its marker, as any other call.
+ */
+export async function readBlocks(shards: ShardGenerations, batch: PositionBatch, groups: readonly ShardGroup[], what: string): Promise<BlockRead> {
+  const { positions, hashes } = batch
+  const args: Array<string | number | Buffer> = []
+  for (const group of groups) args.push(shards.names.shard(group.shard))
+  args.push(shards.shardBytes, shards.markerPlain, shards.markerFlagged)
+  let total = 0
+  for (const { keys } of groups) {
+    const request = Buffer.allocUnsafe(keys.length * 4)
+    for (let k = 0; k < keys.length; k++) {
+      // The block's byte offset: its first bit's position, rounded down to 512 bits, over 8.
+      const offset = (positions[keys[k] * hashes] >>> 9) << 6
+      request[4 * k] = offset >>> 24
+      request[4 * k + 1] = (offset >>> 16) & 0xff
+      request[4 * k + 2] = (offset >>> 8) & 0xff
+      request[4 * k + 3] = offset & 0xff
+    }
+    args.push(request)
+    total += keys.length
+  }
+  const reply = (await evalScript(shards, groups.length, args, what)) as Buffer
+  if (!Buffer.isBuffer(reply) || reply.length !== groups.length + total * BLOCK_BYTES) {
+    throw new Error(`${what}: the block read returned ${Buffer.isBuffer(reply) ? reply.length : typeof reply} bytes, expected ${groups.length + total * BLOCK_BYTES}`)
+  }
+  const flagged = new Uint8Array(groups.length)
+  for (let g = 0; g < groups.length; g++) flagged[g] = reply[g] === 0x31 ? 1 : 0
+  return { flagged, blocks: reply.subarray(groups.length) }
+}
+
+/** EVALSHA, falling back to EVAL once the server does not know the script (after a restart or on a new node). */
+async function evalScript(shards: ShardGenerations, keys: number, args: Array<string | number | Buffer>, what: string): Promise<unknown> {
+  const client = shards.client
+  try {
+    return await shards.call(client.callBuffer('evalsha', READ_BLOCKS_SHA, keys, ...args), what)
+  } catch (error) {
+    if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
+    return shards.call(client.callBuffer('eval', READ_BLOCKS, keys, ...args), what)
+  }
+}
+
+/**
+ * Whether every bit of key `key` is set in its block, which starts at `blocks[at]`: bit p of the
+ * shard is bit 7 − p % 8 of byte ⌊(p mod 512) / 8⌋ of the block.
+ */
+export function allBitsInBlock(blocks: Uint8Array, at: number, positions: Uint32Array, hashes: number, key: number): boolean {
+  for (let p = key * hashes, end = p + hashes; p < end; p++) {
+    const bit = positions[p] & 511
+    if ((blocks[at + (bit >>> 3)] & (0x80 >>> (bit & 7))) === 0) return false
+  }
+  return true
+}
+
+export { BLOCK_BYTES }

@@ -1,0 +1,75 @@
+import { afterAll, describe, expect, test, vi } from 'vitest'
+import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+/** The names of the commands `body` makes `client` send. */
+async function commandsOf(client: RedisClient, body: () => Promise<unknown>): Promise<string[]> {
+  const spy = vi.spyOn(client, 'sendCommand')
+  try {
+    await body()
+    return spy.mock.calls.map(([command]) => (command as { name: string }).name)
+  } finally {
+    spy.mockRestore()
+  }
+}
+
+const count = (names: string[], pattern: RegExp) => names.filter((name) => pattern.test(name)).length
+
+describe.each([
+  ['standalone', redis],
+  ['Cluster', cluster],
+] as const)('block reads on %s', (topology, client) => {
+  test('answer exactly as BITFIELD batches, with one script call per 256 keys (per shard on a Cluster), and write only keys not yet present', async () => {
+    const parameters = { bits: 4 * 512 * 64, hashes: 7, shards: 4, seed: 7, layout: 'blocked' as const }
+    const perBit = await RedisBloomFilter.fromParameters(client, uniqueName('per-bit'), parameters, { scanBytesPerKey: 0, blockReads: false })
+    const blocks = await RedisBloomFilter.fromParameters(client, uniqueName('blocks'), parameters, { scanBytesPerKey: 0 })
+    // 750 distinct keys, a third of them twice in the same batch.
+    const keys = Array.from({ length: 1000 }, (_, i) => `k:${i % 750}`)
+    const added = [await perBit.addMany(keys)]
+    const firstFill = await commandsOf(client, async () => added.push(await blocks.addMany(keys)))
+    expect(added[1]).toEqual(added[0])
+    expect(added[0][750]).toBe(false) // the second 'k:0' of the batch
+    expect(added[0].filter(Boolean).length).toBeGreaterThan(700)
+    const probes = [...keys.slice(0, 750), ...Array.from({ length: 250 }, (_, i) => `p:${i}`)]
+    const found = [await perBit.hasMany(probes)]
+    const reads = await commandsOf(client, async () => found.push(await blocks.hasMany(probes)))
+    expect(found[1]).toEqual(found[0])
+    expect(found[0].slice(0, 750).every(Boolean)).toBe(true)
+    expect(count(reads, /^bitfield/)).toBe(0)
+    // Standalone: ⌈1000 / 256⌉ calls. Cluster: per shard, ⌈its keys / 256⌉ (~250 keys a shard).
+    if (topology === 'standalone') expect(count(reads, /^evalsha$/)).toBe(4)
+    else expect(count(reads, /^evalsha$/)).toBeGreaterThanOrEqual(4)
+    expect(count(reads, /^evalsha$/)).toBeLessThanOrEqual(8)
+    // A batch of keys already present (the previous batch was mostly new, so this one is still
+    // written; the next one reads first) is answered "not new" without a write.
+    expect((await blocks.addMany(keys.slice(0, 500))).some(Boolean)).toBe(false)
+    const readd = await commandsOf(client, async () => expect((await blocks.addMany(keys.slice(0, 500))).some(Boolean)).toBe(false))
+    expect(count(readd, /^bitfield/)).toBe(0)
+    // Mixed: new keys among present ones are written, and said to be new.
+    const mixed = [...keys.slice(0, 400), 'new:1', 'new:2', 'new:1']
+    const mixedCommands = await commandsOf(client, async () => expect(await blocks.addMany(mixed)).toEqual([...Array(400).fill(false), true, true, false]))
+    expect(count(mixedCommands, /^bitfield$/)).toBeGreaterThanOrEqual(1)
+    expect(count(mixedCommands, /^bitfield$/)).toBeLessThanOrEqual(2)
+    await perBit.addMany(mixed)
+    expect(new Uint8Array(await blocks.export()).subarray(40)).toEqual(new Uint8Array(await perBit.export()).subarray(40))
+    // The first fill went straight to BITFIELD after the first script call found nothing present.
+    expect(count(firstFill, /^bitfield$/)).toBeGreaterThan(0)
+    await Promise.all([perBit.destroy(), blocks.destroy()])
+  })
+
+  test('a server that lost its scripts (restart, failover, SCRIPT FLUSH) gets the script again', async () => {
+    const filter = await RedisBloomFilter.fromParameters(client, uniqueName('noscript'), { bits: 2 * 512 * 16, hashes: 5, shards: 2, seed: 1, layout: 'blocked' }, { scanBytesPerKey: 0 })
+    await filter.addMany(['a', 'b', 'c'])
+    expect(await filter.hasMany(['a', 'b', 'c', 'd'])).toEqual([true, true, true, false])
+    const nodes = client === cluster ? cluster.nodes('master') : [redis]
+    await Promise.all(nodes.map((node) => node.script('FLUSH')))
+    expect(await filter.hasMany(['a', 'b', 'c', 'd'])).toEqual([true, true, true, false])
+    await filter.destroy()
+  })
+})
