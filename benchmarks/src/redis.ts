@@ -7,7 +7,10 @@ import { startRedisCluster, startRedisServer } from '../../test-support/dist/red
 import { Cluster, Redis } from 'ioredis'
 import { loadavg } from 'node:os'
 import { chunks, cycle, median, medianOpsPerSecond, ratio, userKeys } from './measure.js'
-import type { Report } from './report.js'
+import type { Report, Row } from './report.js'
+
+/** Rows gathered before they go to the report, so that the realistic ones lead the table. */
+type Rows = { add(row: Row): void }
 
 const KEYS = 1_000_000
 const ERROR_RATE = 0.01 // k = 7
@@ -89,13 +92,163 @@ async function memoryPerKey(redis: RedisClient, filter: RedisBloomFilter): Promi
   return `Redis MEMORY USAGE ${((bytes * 8) / KEYS).toFixed(2)} bits/key (${(bytes / 2 ** 20).toFixed(2)} MiB), ideal ${ideal.toFixed(2)} bits/key`
 }
 
-async function measure(report: Report, redis: RedisClient, topology: string, shards: number | undefined, keys: string[]): Promise<void> {
+/** The batch services send: 1000 keys per call, one call in flight. */
+const BATCH = 1000
+/** Calls per timed run of a 1000-key row. */
+const BATCH_CALLS = 200
+/** The billion-key filter's capacity (default shards: ~4 MiB each). */
+const BIG_CAPACITY = 1_000_000_000
+/** Concurrent single-key callers, and the calls each makes per timed run. */
+const CALLERS = 1000
+const CALLS_PER_CALLER = 60
+
+/** Redis's CPU seconds so far (user + sys from INFO), summed over every master. */
+async function serverCpuSeconds(redis: RedisClient): Promise<number> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis]
+  let seconds = 0
+  for (const node of nodes) {
+    const info = await node.info('cpu')
+    seconds += Number(/used_cpu_user:([\d.]+)/.exec(info)![1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)![1])
+  }
+  return seconds
+}
+
+/** Throughput (keys/s, from the median call), and client and server CPU per key over the run. */
+interface Cost {
+  readonly opsPerSecond: number
+  readonly clientUs: number
+  readonly serverUs: number
+}
+
+/** Times `calls` sequential calls of `body`, each handling `keysPerCall` keys (one call in flight). */
+async function timeCalls(redis: RedisClient, keysPerCall: number, calls: number, body: (i: number) => Promise<unknown>, warmup = 10): Promise<Cost> {
+  for (let i = 0; i < warmup; i++) await body(i)
+  const durations: number[] = []
+  const server = await serverCpuSeconds(redis)
+  const client = process.cpuUsage()
+  for (let i = 0; i < calls; i++) {
+    const start = performance.now()
+    await body(i)
+    durations.push(performance.now() - start)
+  }
+  const used = process.cpuUsage(client)
+  const serverUs = ((await serverCpuSeconds(redis)) - server) * 1e6
+  const keys = keysPerCall * calls
+  return { opsPerSecond: keysPerCall / (median(durations) / 1000), clientUs: (used.user + used.system) / keys, serverUs: serverUs / keys }
+}
+
+const cpuNote = (cost: Cost) => `client ${cost.clientUs.toFixed(2)} µs/key, server ${cost.serverUs.toFixed(2)} µs/key`
+
+/** The median of each field over rounds. */
+function medianCost(costs: Cost[]): Cost {
+  return { opsPerSecond: median(costs.map((c) => c.opsPerSecond)), clientUs: median(costs.map((c) => c.clientUs)), serverUs: median(costs.map((c) => c.serverUs)) }
+}
+
+/**
+ * `has(id)` from {@link CALLERS} concurrent callers, each awaiting its answer before the next
+ * call (as requests in a service): throughput and the latency of each call.
+ */
+async function singleCalls(redis: RedisClient, filter: RedisBloomFilter, keys: string[]): Promise<Cost & { p50: number; p99: number }> {
+  const latencies: number[] = []
+  const server = await serverCpuSeconds(redis)
+  const client = process.cpuUsage()
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: CALLERS }, async (_, caller) => {
+      for (let i = 0; i < CALLS_PER_CALLER; i++) {
+        const before = performance.now()
+        if (!(await filter.has(keys[(caller * CALLS_PER_CALLER + i) % keys.length]))) throw new Error('a key added is missing')
+        latencies.push(performance.now() - before)
+      }
+    }),
+  )
+  const elapsed = (performance.now() - start) / 1000
+  const used = process.cpuUsage(client)
+  const calls = CALLERS * CALLS_PER_CALLER
+  const serverUs = ((await serverCpuSeconds(redis)) - server) * 1e6
+  latencies.sort((a, b) => a - b)
+  return {
+    opsPerSecond: calls / elapsed,
+    clientUs: (used.user + used.system) / calls,
+    serverUs: serverUs / calls,
+    p50: latencies[Math.floor(calls * 0.5)],
+    p99: latencies[Math.floor(calls * 0.99)],
+  }
+}
+
+/**
+ * What services send (issue 15): batches of 1000 keys with one in flight, on a 1M filter and on
+ * one sized for a billion keys (default shards), and single `has` calls from 1000 concurrent
+ * callers; each with client and server CPU per key, next to the naive Lua baseline in the same run.
+ */
+async function measureRealistic(rows: Rows, redis: RedisClient, topology: string, shards: number | undefined, keys: string[]): Promise<void> {
+  const batches = chunks(keys, BATCH)
+  const naiveKey = `bench:naive1k:${topology}:${process.pid}`
+  await redis.del(naiveKey)
+  const naive = await naiveBaseline(redis, naiveKey)
+  await naive.add(keys)
+  const naiveChunks = cycle(chunks(keys, CHUNK))
+  const filters: Array<{ label: string; filter: RedisBloomFilter }> = []
+  for (const [label, capacity] of [['1M filter', KEYS], ['filter sized for 1e9, default shards', BIG_CAPACITY]] as const) {
+    const name = `bench:realistic:${capacity}:${topology}:${process.pid}`
+    await RedisBloomFilter.destroy(redis, name)
+    const filter = await RedisBloomFilter.create(redis, name, { capacity, errorRate: ERROR_RATE, shards: capacity === KEYS ? shards : undefined })
+    await filter.addMany(keys)
+    filters.push({ label, filter })
+  }
+  let fresh = 0
+  const newBatch = () => userKeys(KEYS + fresh, KEYS + (fresh += BATCH)).map((key) => `new:${key}`)
+  const results = new Map<string, Cost[]>()
+  const record = (what: string, cost: Cost) => results.set(what, [...(results.get(what) ?? []), cost])
+  const loadBefore = loadavg()[0]
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const { label, filter } of filters) {
+      record(`add present ${label}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => filter.addMany(batches[(round * BATCH_CALLS + i) % batches.length])))
+      // New keys each call; made before the clock starts.
+      const fresh = Array.from({ length: BATCH_CALLS + 10 }, newBatch)
+      record(`add new ${label}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => filter.addMany(fresh[i])))
+      record(`has ${label}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => filter.hasMany(batches[(round * BATCH_CALLS + i + 7) % batches.length])))
+    }
+    record('naive add', await timeCalls(redis, CHUNK, 3, () => naive.add(naiveChunks()), 1))
+    record('naive has', await timeCalls(redis, CHUNK, 3, () => naive.has(naiveChunks()), 1))
+  }
+  const single = await singleCalls(redis, filters[0].filter, keys)
+  const load = `machine load ${loadBefore.toFixed(1)}→${loadavg()[0].toFixed(1)}`
+  const cost = (what: string) => medianCost(results.get(what)!)
+  const naiveAdd = cost('naive add')
+  const naiveHas = cost('naive has')
+  const small = filters[0].label
+  for (const { label, filter } of filters) {
+    const shape = `k=${filter.parameters.hashes}, ${filter.parameters.shards} shard(s)`
+    const versus = (what: string, naiveCost: Cost) => {
+      const ours = cost(`${what} ${label}`)
+      const toSmall = label === small ? '' : `; ${ratio(ours.opsPerSecond, cost(`${what} ${small}`).opsPerSecond)} the 1M filter`
+      return `${ratio(ours.opsPerSecond, naiveCost.opsPerSecond)} naive${toSmall}; ${cpuNote(ours)}`
+    }
+    rows.add({ suite: 'redis', task: `addMany, batches of 1000, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, keys already present', opsPerSecond: cost(`add present ${label}`).opsPerSecond, notes: `${shape}; ${versus('add present', naiveAdd)}` })
+    rows.add({ suite: 'redis', task: `addMany, batches of 1000, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, new keys', opsPerSecond: cost(`add new ${label}`).opsPerSecond, notes: versus('add new', naiveAdd) })
+    rows.add({ suite: 'redis', task: `hasMany, batches of 1000, 1 in flight (${label}, ${topology})`, subject: 'bloomkit', opsPerSecond: cost(`has ${label}`).opsPerSecond, notes: `${shape}; ${versus('has', naiveHas)}` })
+  }
+  rows.add({ suite: 'redis', task: `add, batches of 1000 (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveAdd.opsPerSecond, notes: `${NAIVE_IN_FLIGHT} calls in flight; ${cpuNote(naiveAdd)}` })
+  rows.add({ suite: 'redis', task: `has, batches of 1000 (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveHas.opsPerSecond, notes: `${NAIVE_IN_FLIGHT} calls in flight; ${cpuNote(naiveHas)}; ${load}` })
+  rows.add({
+    suite: 'redis',
+    task: `has, single calls from ${CALLERS} concurrent callers (1M filter, ${topology})`,
+    subject: 'bloomkit',
+    opsPerSecond: single.opsPerSecond,
+    notes: `latency p50 ${single.p50.toFixed(2)} ms, p99 ${single.p99.toFixed(2)} ms; ${cpuNote(single)}`,
+  })
+  for (const { filter } of filters) await filter.destroy()
+  await redis.del(naiveKey)
+}
+
+async function measure(report: Rows, redis: RedisClient, topology: string, shards: number | undefined, keys: string[]): Promise<void> {
   const name = `bench:${topology}:${process.pid}`
   await RedisBloomFilter.destroy(redis, name)
   const filter = await RedisBloomFilter.create(redis, name, { capacity: KEYS, errorRate: ERROR_RATE, shards })
   // The same filter through a store that always sends BITFIELDs (as a batch spread thinly over
   // large shards does), so both mechanisms are measured in the same run.
-  const perBit = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0 })
+  const perBit = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, blockReads: false })
   const keyChunks = chunks(keys, CHUNK)
   const start = performance.now()
   await filter.addMany(keys)
@@ -134,12 +287,12 @@ async function measure(report: Report, redis: RedisClient, topology: string, sha
 
   const { hashes } = filter.parameters
   const shape = `k=${hashes}, ${filter.parameters.shards} shard(s)`
-  report.add({ suite: 'redis', task: `addMany 1M (${topology})`, subject: 'bloomkit', opsPerSecond: add, notes: `${shape}; first fill ${(fillRate / 1e3).toFixed(0)} k/s; ${ratio(add, naiveAdd)} naive; ${memory}` })
-  report.add({ suite: 'redis', task: `addMany 1M (${topology})`, subject: 'bloomkit, BITFIELD only (scanBytesPerKey: 0)', opsPerSecond: perBitAdd, notes: `${ratio(perBitAdd, naiveAdd)} naive` })
-  report.add({ suite: 'redis', task: `addMany 1M (${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveAdd, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
-  report.add({ suite: 'redis', task: `hasMany 1M (${topology})`, subject: 'bloomkit', opsPerSecond: has, notes: `${shape}; ${ratio(has, naiveHas)} naive; ${load}` })
-  report.add({ suite: 'redis', task: `hasMany 1M (${topology})`, subject: 'bloomkit, BITFIELD only (scanBytesPerKey: 0)', opsPerSecond: perBitHas, notes: `${ratio(perBitHas, naiveHas)} naive` })
-  report.add({ suite: 'redis', task: `hasMany 1M (${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveHas, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
+  report.add({ suite: 'redis', task: `addMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit', opsPerSecond: add, notes: `${shape}; first fill ${(fillRate / 1e3).toFixed(0)} k/s; ${ratio(add, naiveAdd)} naive; ${memory}` })
+  report.add({ suite: 'redis', task: `addMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit, BITFIELD only (scanBytesPerKey: 0, blockReads: false)', opsPerSecond: perBitAdd, notes: `${ratio(perBitAdd, naiveAdd)} naive` })
+  report.add({ suite: 'redis', task: `addMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveAdd, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
+  report.add({ suite: 'redis', task: `hasMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit', opsPerSecond: has, notes: `${shape}; ${ratio(has, naiveHas)} naive; ${load}` })
+  report.add({ suite: 'redis', task: `hasMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit, BITFIELD only (scanBytesPerKey: 0, blockReads: false)', opsPerSecond: perBitHas, notes: `${ratio(perBitHas, naiveHas)} naive` })
+  report.add({ suite: 'redis', task: `hasMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveHas, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
 }
 
 /**
@@ -149,11 +302,15 @@ async function measure(report: Report, redis: RedisClient, topology: string, sha
  */
 export async function runRedisBenchmarks(report: Report): Promise<void> {
   const keys = userKeys(0, KEYS)
+  const realistic: Row[] = []
+  const chunked: Row[] = []
+  const into = (rows: Row[]): Rows => ({ add: (row) => rows.push(row) })
   const server = await startRedisServer()
   try {
     const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1, connectTimeout: 2000 })
     try {
-      await measure(report, redis, 'standalone', undefined, keys)
+      await measureRealistic(into(realistic), redis, 'standalone', undefined, keys)
+      await measure(into(chunked), redis, 'standalone', undefined, keys)
     } finally {
       redis.disconnect()
     }
@@ -164,11 +321,13 @@ export async function runRedisBenchmarks(report: Report): Promise<void> {
   try {
     const client = new Cluster([...cluster.nodes], { redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2000 }, enableOfflineQueue: true })
     try {
-      await measure(report, client, 'Cluster, 3 masters', CLUSTER_SHARDS, keys)
+      await measureRealistic(into(realistic), client, 'Cluster, 3 masters', CLUSTER_SHARDS, keys)
+      await measure(into(chunked), client, 'Cluster, 3 masters', CLUSTER_SHARDS, keys)
     } finally {
       client.disconnect()
     }
   } finally {
     await cluster.stop()
   }
+  for (const row of [...realistic, ...chunked]) report.add(row)
 }

@@ -1,65 +1,97 @@
 import { PositionBatch } from '@bloomkit/core/store'
 
-/** Batches this small (single add/has calls) wait for the current tick to end and travel together. */
+/** Batches this small (single add/has calls) are gathered into shared batches. */
 export const COALESCE_MAX_KEYS = 64
+/** A gathered batch is sent as soon as it holds this many keys, waiting or not. */
+const SEND_AT_KEYS = 1024
 
-interface Pending {
-  batch: PositionBatch
-  requests: Array<{ out: Uint8Array; at: number; size: number; resolve: () => void; reject: (error: unknown) => void }>
+interface Request {
+  readonly out: Uint8Array
+  readonly at: number
+  readonly size: number
+  readonly resolve: () => void
+  readonly reject: (error: unknown) => void
 }
 
 /**
- * Gathers the small batches submitted in one tick into one batch, run when the tick ends, and
- * hands each caller its part of the answers: 1 000 concurrent `has(id)` calls cost one round
- * trip per shard instead of 1 000.
+ * Gathers small batches (single `add`/`has` calls) into shared ones, so that 1 000 concurrent
+ * `has(id)` calls cost a few round trips instead of 1 000:
+ * - calls made in the same tick always travel together, sent when the tick ends;
+ * - while a gathered batch is in flight, new calls wait for it to return, but at most `waitMs`
+ *   milliseconds, and then travel together (or at once when 1 024 keys are waiting).
+ * So a single call waits at most `waitMs` (plus the end of its tick) before it is sent.
  */
 export class Coalescer {
-  private pending: Pending | undefined
+  private batch: PositionBatch | undefined
+  private requests: Request[] = []
+  private inFlight = 0
+  private scheduled = false
+  private timer: ReturnType<typeof setTimeout> | undefined
   private readonly run: (batch: PositionBatch, out: Uint8Array) => Promise<void>
+  private readonly waitMs: number
 
-  /** @param run Sends one whole batch (the store's own path for large batches). */
-  constructor(run: (batch: PositionBatch, out: Uint8Array) => Promise<void>) {
+  /**
+   * @param run Sends one whole batch (the store's path for large batches).
+   * @param waitMs The longest a call waits for the gathered batch in flight, in ms.
+   */
+  constructor(run: (batch: PositionBatch, out: Uint8Array) => Promise<void>, waitMs: number) {
     this.run = run
+    this.waitMs = waitMs
   }
 
-  /** Queues a small batch; everything queued in this tick is sent as one batch at its end. */
   submit(batch: PositionBatch, out: Uint8Array): Promise<void> {
-    let pending = this.pending
-    if (pending === undefined) {
-      pending = { batch: new PositionBatch(COALESCE_MAX_KEYS, batch.hashes), requests: [] }
-      this.pending = pending
-      queueMicrotask(() => this.flush())
-    }
-    let target = pending.batch
+    let target = (this.batch ??= new PositionBatch(COALESCE_MAX_KEYS, batch.hashes))
     const at = target.size
     if (at + batch.size > target.shards.length) {
       const grown = new PositionBatch(Math.max(2 * target.shards.length, at + batch.size), batch.hashes)
       grown.shards.set(target.shards.subarray(0, at))
       grown.positions.set(target.positions.subarray(0, at * batch.hashes))
       grown.size = at
-      pending.batch = target = grown
+      this.batch = target = grown
     }
     target.shards.set(batch.shards.subarray(0, batch.size), at)
     target.positions.set(batch.positions.subarray(0, batch.size * batch.hashes), at * batch.hashes)
     target.size = at + batch.size
-    const requests = pending.requests
-    return new Promise((resolve, reject) => requests.push({ out, at, size: batch.size, resolve, reject }))
+    const done = new Promise<void>((resolve, reject) => this.requests.push({ out, at, size: batch.size, resolve, reject }))
+    if (target.size >= SEND_AT_KEYS) {
+      this.send()
+    } else if (!this.scheduled) {
+      this.scheduled = true
+      if (this.inFlight === 0 || this.waitMs === 0) queueMicrotask(() => this.send())
+      else this.timer = setTimeout(() => this.send(), this.waitMs)
+    }
+    return done
   }
 
-  private flush(): void {
-    const pending = this.pending!
-    this.pending = undefined
-    const out = new Uint8Array(pending.batch.size)
-    this.run(pending.batch, out).then(
+  private send(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    this.scheduled = false
+    const batch = this.batch
+    const requests = this.requests
+    if (batch === undefined || requests.length === 0) return
+    this.batch = undefined
+    this.requests = []
+    this.inFlight++
+    const out = new Uint8Array(batch.size)
+    this.run(batch, out).then(
       () => {
-        for (const request of pending.requests) {
+        this.landed()
+        for (const request of requests) {
           request.out.set(out.subarray(request.at, request.at + request.size))
           request.resolve()
         }
       },
       (error: unknown) => {
-        for (const request of pending.requests) request.reject(error)
+        this.landed()
+        for (const request of requests) request.reject(error)
       },
     )
+  }
+
+  /** A batch returned: calls that waited for it go now. */
+  private landed(): void {
+    this.inFlight--
+    if (this.scheduled && this.inFlight === 0) this.send()
   }
 }

@@ -41,7 +41,17 @@ export interface RedisStoreOptions {
    * sends BITFIELD operations per bit instead. Default: true.
    */
   readonly blockReads?: boolean
+  /**
+   * Single `add`/`has` calls (and batches of up to 64 keys) are gathered into shared batches:
+   * those made in the same tick are sent together when it ends; while a gathered batch is in
+   * flight, new calls wait for it, up to this many milliseconds, and then travel together. From
+   * 0 (never wait for a batch in flight) to 1000. Default: 2 ({@link DEFAULT_COALESCE_WAIT_MS}).
+   */
+  readonly coalesceWait?: number
 }
+
+/** The default of {@link RedisStoreOptions.coalesceWait}, in milliseconds. */
+export const DEFAULT_COALESCE_WAIT_MS = 2
 
 /** Options of {@link RedisBloomFilter.open} (and the other constructors). */
 export interface RedisFilterOptions extends RedisStoreOptions {
@@ -88,6 +98,7 @@ export function checkOptions(options: RedisFilterOptions): void {
   if (options.keysPerCommand !== undefined) checkInteger('keysPerCommand', options.keysPerCommand, 1, 65_536)
   if (options.scanBytesPerKey !== undefined) checkInteger('scanBytesPerKey', options.scanBytesPerKey, 0, 2 ** 31 - 1)
   if (options.lockWait !== undefined) checkInteger('lockWait', options.lockWait, 0, 2 ** 31 - 1)
+  if (options.coalesceWait !== undefined) checkInteger('coalesceWait', options.coalesceWait, 0, 1000)
   if (options.blockReads !== undefined && typeof options.blockReads !== 'boolean') throw invalidParameter('blockReads', 'a boolean', options.blockReads)
 }
 

@@ -6,7 +6,7 @@ import { allBitsInBlock, BLOCK_BYTES, readBlocks } from './block-read.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
-import type { RedisStoreOptions } from './options.js'
+import { DEFAULT_COALESCE_WAIT_MS, type RedisStoreOptions } from './options.js'
 import { COUNT_SHARD, OR_SHARD, READ_SHARD, WRITE_SHARD } from './scripts.js'
 import { MAX_SCAN_BYTES, orWhole, readWhole } from './whole-shard.js'
 
@@ -84,7 +84,8 @@ export class RedisBitStore implements BitStore<false> {
     this.scanMinKeys = scanBytesPerKey === 0 || shards.shardBytes + 4 > MAX_SCAN_BYTES ? Infinity : Math.ceil(shards.shardBytes / scanBytesPerKey)
     this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && options.blockReads !== false
     this.crossShardCalls = !(shards.client instanceof Cluster)
-    this.coalesced = { set: new Coalescer((batch, out) => this.run(true, batch, out)), test: new Coalescer((batch, out) => this.run(false, batch, out)) }
+    const waitMs = options.coalesceWait ?? DEFAULT_COALESCE_WAIT_MS
+    this.coalesced = { set: new Coalescer((batch, out) => this.run(true, batch, out), waitMs), test: new Coalescer((batch, out) => this.run(false, batch, out), waitMs) }
   }
 
   /** The store that writes the next generation's keys, as a rebuild does. */

@@ -73,3 +73,25 @@ describe.each([
     await filter.destroy()
   })
 })
+
+test('single calls from separate events wait (at most coalesceWait ms) for the batch in flight and then travel together', async () => {
+  const parameters = { bits: 512 * 64, hashes: 7, shards: 1, seed: 3, layout: 'blocked' as const }
+  const name = uniqueName('coalesce-wait')
+  const keys = Array.from({ length: 300 }, (_, i) => `k:${i}`)
+  const gathered = await RedisBloomFilter.fromParameters(redis, name, parameters, { scanBytesPerKey: 0 })
+  await gathered.addMany(keys)
+  const eager = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, coalesceWait: 0 })
+  /** 300 `has` calls, each from its own event (as requests arriving on a socket): how many script calls they cost. */
+  const callsFromEvents = async (filter: RedisBloomFilter) =>
+    count(
+      await commandsOf(redis, async () => {
+        const answers = await Promise.all(keys.map((key) => new Promise<boolean>((resolve, reject) => setImmediate(() => filter.has(key).then(resolve, reject)))))
+        expect(answers.every(Boolean)).toBe(true)
+      }),
+      /^evalsha$/,
+    )
+  expect(await callsFromEvents(eager)).toBe(300)
+  expect(await callsFromEvents(gathered)).toBeLessThan(30)
+  await expect(RedisBloomFilter.open(redis, name, { coalesceWait: -1 })).rejects.toThrow(/coalesceWait/)
+  await gathered.destroy()
+})
