@@ -6,7 +6,7 @@ export default defineProject({
   resolve: { alias },
   test: {
     name: 'level-browser',
-    include: ['src/**/*.browser.test.ts'],
+    include: ['test/**/*.browser.test.ts'],
     browser: chromiumBrowser,
   },
 })

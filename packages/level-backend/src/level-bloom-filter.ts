@@ -1,7 +1,8 @@
 import { BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
 import { createKeyHasher } from '@bloomkit/core/store'
-import { importSnapshot, type SnapshotSource } from './import-snapshot.js'
-import { LevelBitStore, type LevelCreateStoreOptions, type LevelStoreOptions } from './level-bit-store.js'
+import type { SnapshotSource } from './import.js'
+import { LevelBitStore } from './level-bit-store.js'
+import type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
 
 /** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
 export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}
@@ -60,7 +61,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
    *   (the folder already holds a filter), `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter> {
-    const store = await importSnapshot(location, snapshot, options)
+    const store = await LevelBitStore.import(location, snapshot, options)
     try {
       return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
     } catch (error) {

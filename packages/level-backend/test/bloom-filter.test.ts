@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { Level } from 'level'
 import { BloomError, sizeFilter } from '@bloomkit/core'
-import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { LevelBitStore, LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
-import { tempFolders } from '../test/temp-folders.js'
+import { tempFolders } from './support/temp-folders.js'
 
 const folders = tempFolders()
 afterAll(() => folders.removeAll())
@@ -50,6 +50,22 @@ describe('create and open', () => {
     const same = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })
     expect(await same.has('kept')).toBe(true)
     await same.close()
+  })
+
+  test('create with another bit layout (all else equal) fails with BLOOM_INCOMPATIBLE naming both layouts', async () => {
+    const folder = folders.path()
+    const classic = { bits: 65_536, hashes: 7, shards: 1, seed: 0, layout: 'classic' } as const
+    const store = await LevelBitStore.create(folder, classic)
+    await store.close()
+    const error = await LevelBitStore.create(folder, { ...classic, layout: 'blocked' }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringMatching(/layout=classic.*layout=blocked/) })
+    const again = await LevelBitStore.create(folder, classic)
+    expect(again.parameters).toEqual(classic)
+    await again.close()
+  })
+
+  test('the package exports only its public names', async () => {
+    expect(Object.keys(await import('@bloomkit/level-backend')).sort()).toEqual(['LevelBitStore', 'LevelBloomFilter'])
   })
 
   test('open of a missing folder fails with BLOOM_NOT_FOUND and creates nothing', async () => {
@@ -105,7 +121,7 @@ describe('create and open', () => {
   })
 })
 
-describe('layout', () => {
+describe('folder format', () => {
   test('untouched pages are never written: a fresh 1 GiB filter with 10 keys takes under 1 % of that on disk', async () => {
     const folder = folders.path()
     const filter = await LevelBloomFilter.create(folder, { capacity: 900_000_000, errorRate: 0.01 })

@@ -2,7 +2,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
-import { tempFolders } from '../test/temp-folders.js'
+import { tempFolders } from './support/temp-folders.js'
 import { instrument, tsBlocks, type Claims } from '../../../test-support/readme-snippets.js'
 
 /** The README's LevelDB examples, and the root README's, with './data/…' folders moved into temp folders. */

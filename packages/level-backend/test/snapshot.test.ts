@@ -4,7 +4,7 @@ import { Level } from 'level'
 import { encodeSnapshotHeader } from '@bloomkit/core/store'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
-import { tempFolders } from '../test/temp-folders.js'
+import { tempFolders } from './support/temp-folders.js'
 
 const folders = tempFolders()
 afterAll(() => folders.removeAll())

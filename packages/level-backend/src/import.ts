@@ -1,9 +1,11 @@
 import { BloomError } from '@bloomkit/core'
 import { SnapshotReader, shardBytesOf } from '@bloomkit/core/store'
-import { checkPageBytes, COUNTS_KEY, DEFAULT_PAGE_BYTES, encodeCounts, encodeMetadata, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './layout.js'
-import { checkPageTable, LevelBitStore, readMetadata, type LevelCreateStoreOptions } from './level-bit-store.js'
+import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
+import { storeError } from './errors.js'
+import { encodeMetadata, readMetadata, type Metadata } from './metadata.js'
+import { checkPageTable } from './options.js'
 import { popcount } from './popcount.js'
-import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, storeError } from './open-database.js'
+import { COUNTS_KEY, encodeCounts, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './records.js'
 
 /** A whole snapshot, or its bytes in order as chunks (a file stream, `exportChunks()` of any filter). */
 export type SnapshotSource = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>
@@ -32,18 +34,16 @@ async function* chunksOf(source: SnapshotSource): AsyncGenerator<Uint8Array> {
  * and one write batch in memory. The pages are staged under an `importing` marker and the metadata
  * is written only after the snapshot's length and CRC-32 check out, so a bad snapshot never opens
  * as a filter; on failure the staged pages are deleted (and the folder, if this call created it).
+ * Resolves with the database still open, for the store to adopt.
  *
  * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INVALID_PARAMETER`
  *   (the folder already holds a filter), `BLOOM_CORRUPT_STORE` (it holds other data), `BLOOM_LOCKED`,
  *   `BLOOM_STORE_UNAVAILABLE`.
  */
-export async function importSnapshot(location: string, source: SnapshotSource, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
-  const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
-  const where = canonicalLocation(location)
+export async function importSnapshot(where: string, source: SnapshotSource, pageBytes: number): Promise<{ db: Database; meta: Metadata }> {
   const fresh = locationIsNew(where)
   const db = await openDatabase(where, true)
   let staged = false
-  let adopted = false
   try {
     if ((await readMetadata(where, db, false)) !== undefined) {
       throw new BloomError('BLOOM_INVALID_PARAMETER', `location must be a new or empty folder; ${where} already holds a filter`)
@@ -112,7 +112,7 @@ export async function importSnapshot(location: string, source: SnapshotSource, o
     await emit()
     if (ops.length > 0) await db.batch(ops)
     page = new Uint8Array(0)
-    const meta = { parameters, pageBytes }
+    const meta: Metadata = { parameters, pageBytes }
     // One batch makes the filter visible: the metadata appears as the marker goes.
     await db.batch(
       [
@@ -122,12 +122,11 @@ export async function importSnapshot(location: string, source: SnapshotSource, o
       ],
       { sync: true },
     )
-    adopted = true
-    return await LevelBitStore.adopt(where, db, meta, options)
+    return { db, meta }
   } catch (error) {
-    if (staged && !adopted) await db.clear().catch(() => {})
+    if (staged) await db.clear().catch(() => {})
     await closeDatabase(where, db).catch(() => {})
-    if (fresh && !adopted) removeLocation(where)
+    if (fresh) removeLocation(where)
     throw storeError(where, 'cannot be imported into', error)
   }
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const packageRoot = join(here, '..')
+const packageRoot = join(here, '..', '..')
 const coreRoot = join(packageRoot, '..', 'core')
 
 function transpileTree(from: string, to: string, rewrite: (code: string) => string): void {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
-import { buildForChild } from '../test/child-build.js'
-import { runChild } from '../test/run-child.js'
-import { tempFolders } from '../test/temp-folders.js'
+import { buildForChild } from './support/child-build.js'
+import { runChild } from './support/run-child.js'
+import { tempFolders } from './support/temp-folders.js'
 
 // Child processes run the package transpiled from src/ (see test/child-build.ts).
 let build: ReturnType<typeof buildForChild>

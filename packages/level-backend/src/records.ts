@@ -1,9 +1,10 @@
-import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, readParameterFields, writeParameterFields } from '@bloomkit/core/store'
+import { crc32 } from '@bloomkit/core/store'
+import { corruptStore } from './errors.js'
 
 /**
- * How a filter sits in a LevelDB database (or IndexedDB store). Keys are short strings:
- * - `meta`: the parameters and page size (see {@link encodeMetadata}), written once at create.
+ * The records of a filter's folder (a LevelDB database, or an IndexedDB store), apart from the
+ * metadata (metadata.ts). Keys are short strings:
+ * - `meta`: the parameters and page size, written once at create.
  * - `p<shard:4 hex><page:8 hex>`: one page of a shard's bits plus a CRC-32; absent pages are all zero.
  * - `l<seq:12 hex>`: one log record, the keys an `add`/`addMany` batch made new, until a checkpoint
  *   folds them into pages.
@@ -23,16 +24,6 @@ export const IMPORTING_KEY = 'importing'
 export const PAGE_RANGE = { gte: 'p', lt: 'q' } as const
 /** Range of log keys, for iterators. */
 export const LOG_RANGE = { gte: 'l', lt: 'm' } as const
-/** Bytes of a page by default: measured in benchmarks/src/level.ts (see the README). */
-export const DEFAULT_PAGE_BYTES = 16 * 1024
-/** Smallest and largest page sizes (powers of two). */
-export const MIN_PAGE_BYTES = 1024
-export const MAX_PAGE_BYTES = 1024 * 1024
-/** The layout version this release writes and reads. */
-export const LAYOUT_VERSION = 1
-
-const META_MAGIC = 0x564c4b42 // "BKLV" read little-endian
-const META_BYTES = 40
 const LOG_MAGIC = 0x474c4b42 // "BKLG"
 
 /** Key of page `page` (counted from 0 within the shard) of shard `shard`. */
@@ -53,65 +44,6 @@ export function logKey(seq: number): string {
 /** Sequence number of a log key. */
 export function parseLogKey(key: string): number {
   return parseInt(key.slice(1), 16)
-}
-
-/** What the metadata record holds. */
-export interface Metadata {
-  readonly parameters: FilterParameters
-  /** Bytes per page, a power of two from 1 KiB to 1 MiB. */
-  readonly pageBytes: number
-}
-
-function corruptStore(location: string, what: string): BloomError {
-  return new BloomError('BLOOM_CORRUPT_STORE', `${location}: ${what}`)
-}
-
-/** The 40-byte metadata record: magic, layout version, hash scheme, parameters, page size, CRC-32. */
-export function encodeMetadata(meta: Metadata): Uint8Array {
-  const bytes = new Uint8Array(META_BYTES)
-  const view = new DataView(bytes.buffer)
-  view.setUint32(0, META_MAGIC, true)
-  view.setUint16(4, LAYOUT_VERSION, true)
-  writeParameterFields(view, meta.parameters)
-  view.setUint32(24, meta.pageBytes, true)
-  view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
-  return bytes
-}
-
-/**
- * Reads a metadata record.
- * @throws BloomError `BLOOM_CORRUPT_STORE` (not a bloomkit record, bad CRC, impossible fields) or
- *   `BLOOM_UNSUPPORTED_VERSION` (a later layout or hash scheme).
- */
-export function decodeMetadata(location: string, bytes: Uint8Array): Metadata {
-  if (bytes.length !== META_BYTES) throw corruptStore(location, `the metadata record is ${bytes.length} bytes, expected ${META_BYTES}: not a bloomkit filter`)
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (view.getUint32(0, true) !== META_MAGIC) throw corruptStore(location, 'the metadata record does not start with "BKLV": not a bloomkit filter')
-  if (view.getUint32(36, true) !== crc32(bytes.subarray(0, 36))) throw corruptStore(location, 'the metadata record fails its CRC-32 check')
-  const version = view.getUint16(4, true)
-  if (version !== LAYOUT_VERSION) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: layout version ${version} is not supported; this release reads version ${LAYOUT_VERSION}`)
-  }
-  const fields = readParameterFields(view, location)
-  const pageBytes = view.getUint32(24, true)
-  try {
-    const parameters = checkParameters(fields)
-    checkPageBytes(pageBytes)
-    return { parameters, pageBytes }
-  } catch (error) {
-    throw new BloomError('BLOOM_CORRUPT_STORE', `${location}: the metadata record holds impossible fields: ${(error as Error).message}`, { cause: error })
-  }
-}
-
-/**
- * Asserts a page size: a power of two from 1 KiB to 1 MiB.
- * @throws BloomError `BLOOM_INVALID_PARAMETER`.
- */
-export function checkPageBytes(pageBytes: unknown): number {
-  if (typeof pageBytes !== 'number' || !Number.isInteger(pageBytes) || pageBytes < MIN_PAGE_BYTES || pageBytes > MAX_PAGE_BYTES || (pageBytes & (pageBytes - 1)) !== 0) {
-    throw new BloomError('BLOOM_INVALID_PARAMETER', `pageBytes must be a power of two from ${MIN_PAGE_BYTES} to ${MAX_PAGE_BYTES}; got ${String(pageBytes)}`)
-  }
-  return pageBytes
 }
 
 /** A page as stored: its bytes followed by their CRC-32 (little-endian). */

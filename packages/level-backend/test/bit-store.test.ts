@@ -1,7 +1,7 @@
 import { afterAll, test } from 'vitest'
 import { bitStoreSuite } from '@bloomkit/core/testing'
 import { LevelBitStore } from '@bloomkit/level-backend'
-import { tempFolders } from '../test/temp-folders.js'
+import { tempFolders } from './support/temp-folders.js'
 
 const folders = tempFolders()
 afterAll(() => folders.removeAll())

@@ -1,0 +1,128 @@
+import type { Database } from './database.js'
+import type { PageCache } from './page-cache.js'
+import type { PageGeometry } from './page-geometry.js'
+import { popcount } from './popcount.js'
+import { decodePage, encodePage, PAGE_RANGE, parsePageKey } from './records.js'
+
+/** Bytes of pages per LevelDB batch when a checkpoint writes them, so one batch never holds the whole cache. */
+const WRITE_BATCH_BYTES = 4 * 2 ** 20
+/**
+ * Most bytes of pages loaded (and of dirty pages evicted) per step when a batch does not fit the
+ * cache: LevelDB hands each page over as a fresh buffer, so big steps meant big transient memory.
+ */
+const STEP_BYTES = 4 * 2 ** 20
+
+/** Moves pages between LevelDB and the page cache: loading (with eviction), ranges, checkpoint writes, counting. */
+export class PageIO {
+  /** Pages per step when working through more pages than the cache holds. */
+  readonly stepPages: number
+
+  constructor(
+    readonly location: string,
+    readonly db: Database,
+    readonly cache: PageCache,
+    readonly geometry: PageGeometry,
+    /** Whether eviction writes fsync. */
+    private readonly sync: boolean,
+  ) {
+    this.stepPages = Math.min(cache.capacity, Math.max(1, STEP_BYTES / geometry.pageBytes))
+  }
+
+  /** Loads pages (numbers not held) into slots freed by CLOCK, writing dirty victims first in one batch. */
+  async load(pages: number[]): Promise<void> {
+    const { cache, geometry } = this
+    const victims = cache.chooseVictims(pages.length, pages)
+    const writes: { type: 'put'; key: string; value: Uint8Array }[] = []
+    for (const slot of victims) {
+      if (cache.dirty[slot] === 1) writes.push({ type: 'put', key: geometry.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })
+    }
+    const [values] = await Promise.all([
+      // fillCache: false, since the page cache holds what was read; LevelDB's block cache would double it.
+      this.db.getMany(pages.map((page) => geometry.keyOf(page)), { fillCache: false }),
+      writes.length > 0 ? this.db.batch(writes, { sync: this.sync }) : undefined,
+    ])
+    for (const slot of victims) cache.markClean(slot)
+    for (let j = 0; j < pages.length; j++) {
+      const page = pages[j]
+      const value = values[j]
+      const shard = geometry.shardOf(page)
+      const index = page - shard * geometry.pagesPerShard
+      const length = geometry.pageLength(index)
+      const bytes = value === undefined ? undefined : decodePage(this.location, shard, index, length, value)
+      cache.install(victims[j], page, length, bytes)
+    }
+  }
+
+  /** Visits bytes [offset, offset + length) of a shard page by page, a cacheful of pages at a time. */
+  async forRange(
+    shard: number,
+    offset: number,
+    length: number,
+    visit: (page: Uint8Array, from: number, at: number, n: number, slot: number) => void,
+  ): Promise<void> {
+    if (length === 0) return
+    const { cache, stepPages } = this
+    const { pageBytes, pagesPerShard } = this.geometry
+    const first = Math.floor(offset / pageBytes)
+    const last = Math.floor((offset + length - 1) / pageBytes)
+    for (let start = first; start <= last; start += stepPages) {
+      const end = Math.min(last, start + stepPages - 1)
+      cache.beginStep()
+      const need: number[] = []
+      for (let index = start; index <= end; index++) {
+        const page = shard * pagesPerShard + index
+        const slot = cache.slotOf[page]
+        if (slot >= 0) cache.pin(slot)
+        else need.push(page)
+      }
+      if (need.length > 0) await this.load(need)
+      for (let index = start; index <= end; index++) {
+        const slot = cache.slotOf[shard * pagesPerShard + index]
+        const pageStart = index * pageBytes
+        const from = Math.max(offset, pageStart)
+        const to = Math.min(offset + length, pageStart + pageBytes)
+        visit(cache.view(slot), from - pageStart, from - offset, to - from, slot)
+      }
+    }
+  }
+
+  /** Writes every dirty page, fsynced, in batches of a few MiB so that memory stays bounded. */
+  async writeDirty(): Promise<void> {
+    const { cache, geometry } = this
+    let ops: { type: 'put'; key: string; value: Uint8Array }[] = []
+    let bytes = 0
+    let written: number[] = []
+    const flush = async () => {
+      if (ops.length === 0) return
+      await this.db.batch(ops, { sync: true })
+      for (const slot of written) cache.markClean(slot)
+      ops = []
+      written = []
+      bytes = 0
+    }
+    for (let slot = 0; slot < cache.capacity && cache.dirtyCount > 0; slot++) {
+      if (cache.dirty[slot] === 0) continue
+      ops.push({ type: 'put', key: geometry.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })
+      written.push(slot)
+      bytes += geometry.pageBytes
+      if (bytes >= WRITE_BATCH_BYTES) await flush()
+    }
+    await flush()
+  }
+
+  /** Set bits per shard: held pages from the cache, the rest streamed from LevelDB one page at a time. */
+  async scanCounts(shards: number): Promise<Float64Array> {
+    const counts = new Float64Array(shards)
+    const { cache, geometry } = this
+    for (let slot = 0; slot < cache.capacity; slot++) {
+      const page = cache.pageOf[slot]
+      if (page >= 0) counts[geometry.shardOf(page)] += popcount(cache.view(slot))
+    }
+    for await (const [key, value] of this.db.iterator(PAGE_RANGE)) {
+      const { shard, page } = parsePageKey(key)
+      if (cache.slotOf[shard * geometry.pagesPerShard + page] >= 0) continue
+      counts[shard] += popcount(decodePage(this.location, shard, page, geometry.pageLength(page), value))
+    }
+    return counts
+  }
+}
