@@ -1,0 +1,251 @@
+import { totalmem } from 'node:os'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sameParameters, formatParameters, BloomError, type BitLayout, type FilterParameters } from '@bloomkit/core'
+import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { Command, Option } from 'commander'
+import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
+import { CliError } from '../errors.js'
+import { byteSize, integer, oneOf, probability } from '../flags.js'
+import { inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
+import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
+import { checkInterrupted } from '../signals.js'
+import { parametersFromFlags } from '../sizing.js'
+import { existingRedisFilter, requireName, storedParameters, writeLevel, writeRedis, writeSnapshotFile } from '../stores.js'
+import { closeRedis, connectRedis, parseTarget, type Target } from '../targets.js'
+
+interface BuildOptions {
+  out: string
+  name?: string
+  capacity?: number
+  errorRate?: number
+  bits?: number
+  hashes?: number
+  shards?: number
+  seed?: number
+  layout?: BitLayout
+  format: InputFormat
+  column?: string
+  header?: boolean
+  replace?: boolean
+  memory: number
+  ttl?: number
+  timeout: number
+  progress?: boolean
+  quiet?: boolean
+  json?: boolean
+}
+
+/** Default `--memory`: a quarter of this machine's RAM. */
+const DEFAULT_MEMORY = Math.floor(totalmem() / 4)
+
+export const buildCommand = new Command('build')
+  .summary('load keys from a file or standard input into a new filter')
+  .description(
+    `Reads keys (one per line, a CSV column or a JSON-lines field; .gz files are decompressed) and
+builds a filter at --out: a snapshot file, level:<folder> or redis://… with --name.
+
+Keys are hashed here and whole shards are written, as a snapshot import does, so loading into
+Redis runs at about the speed of writing a file. A filter larger than --memory is built in
+passes over groups of shards, re-reading the input file each pass. If anything fails, the target
+is left as it was. --replace swaps a new filter in atomically (on Redis through the rebuild, which
+keeps adds made by other clients meanwhile).`,
+  )
+  .argument('<input>', 'file of keys, or - for standard input')
+  .requiredOption('-o, --out <target>', 'where to build the filter: file.blmk, level:<folder>, redis://host:port[/db], redis+cluster://host:port')
+  .option('--name <filter>', 'the filter\'s name (Redis targets)')
+  .option('--capacity <keys>', 'keys the filter must hold (with --error-rate)', integer(1, Number.MAX_SAFE_INTEGER))
+  .option('--error-rate <p>', 'false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
+  .option('--bits <bits>', 'explicit size in bits (with --hashes), instead of --capacity/--error-rate', integer(8, Number.MAX_SAFE_INTEGER))
+  .option('--hashes <k>', 'bit positions per key (with --bits)', integer(1, 64))
+  .option('--shards <count>', 'shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
+  .option('--seed <seed>', 'hash seed, an unsigned 32-bit integer (default 0)', integer(0, 0xffffffff))
+  .addOption(new Option('--layout <layout>', 'bit layout (default: blocked where it costs ≤ 10 % more bits)').argParser(oneOf('blocked', 'classic')))
+  .addOption(new Option('--format <format>', 'how keys are laid out').argParser(oneOf('lines', 'csv', 'jsonl')).default('lines'))
+  .option('--column <column>', 'csv: column number (from 1) or header name; jsonl: field name (default: the line is a JSON string, or its "key" field)')
+  .option('--header', 'csv: the first row is a header (implied by a --column name)')
+  .option('--replace', 'replace an existing filter at the target (atomically)')
+  .option('--memory <bytes>', `memory for bits at once, as 512M or 4G; larger filters take several passes (default ${formatBytes(DEFAULT_MEMORY)}, a quarter of RAM)`, byteSize, DEFAULT_MEMORY)
+  .option('--ttl <seconds>', 'Redis: expire the filter after this many seconds', integer(1, 2 ** 31 - 1))
+  .option('--timeout <ms>', 'Redis: milliseconds per command and connection', integer(1, 2 ** 31 - 1), 5000)
+  .option('--progress', 'show the progress bar even when standard error is not a terminal')
+  .option('-q, --quiet', 'no progress bar and no summary')
+  .option('--json', 'print the summary as JSON on standard output')
+  .addHelpText(
+    'after',
+    `
+Examples:
+  $ bloomkit build ids.txt --out ids.blmk --capacity 10000000 --error-rate 0.01
+  $ bloomkit build users.csv.gz --format csv --column email --out level:./data/emails --capacity 5e6 --error-rate 1e-3
+  $ bloomkit build events.jsonl --format jsonl --column id --out redis://localhost:6379 --name event-ids --capacity 1e8 --error-rate 0.01
+  $ zcat ids.gz | bloomkit build - --out redis+cluster://10.0.0.1:7000 --name ids --capacity 1e9 --error-rate 0.001 --memory 8G
+  $ bloomkit build ids.txt --out redis://localhost:6379 --name ids --replace   # nightly rebuild, same parameters`,
+  )
+  .action(async (input: string, options: BuildOptions) => {
+    await build(input, options)
+  })
+
+async function build(input: string, options: BuildOptions): Promise<void> {
+  const target = parseTarget(options.out, '--out')
+  const name = target.kind === 'redis' ? requireName(options.name) : undefined
+  const size = inputSize(input)
+  const inputOptions: InputOptions = { path: input, format: options.format, column: options.column, header: options.header }
+  const parameters = await chooseParameters(target, options)
+  const groups = planShardGroups(parameters, options.memory)
+  const started = performance.now()
+  const progress = new BuildProgress(progressWanted(options), size, input === '-' ? 1 : groups.length)
+  const counts: InputCounts = { keys: 0, skipped: 0 }
+  /** One pass over the input; the first pass's counts are the ones reported. */
+  async function* blocks(pass: number): AsyncGenerator<KeyBlock> {
+    progress.setPass(pass + 1)
+    const passCounts: InputCounts = { keys: 0, skipped: 0 }
+    for await (const block of readKeys(inputOptions, passCounts, (bytes) => progress.addBytes(bytes))) {
+      checkInterrupted()
+      yield block
+      progress.setKeys(passCounts.keys)
+    }
+    if (pass === 0) Object.assign(counts, passCounts)
+  }
+  let spill: string | undefined
+  try {
+    if (target.kind === 'redis' && options.replace === true) {
+      await rebuildRedis(target, name!, parameters, options, blocks)
+    } else {
+      let source: AsyncIterable<Uint8Array>
+      if (input === '-' && groups.length > 1) {
+        // Standard input cannot be read twice: spill the keys into a LevelDB filter on disk, then stream its snapshot.
+        spill = await mkdtemp(join(tmpdir(), 'bloomkit-spill-'))
+        source = await spillThroughLevel(join(spill, 'filter'), parameters, blocks(0))
+      } else {
+        source = buildSnapshot(parameters, groups, fillFrom(blocks))
+      }
+      await write(target, name, source, options)
+    }
+  } finally {
+    progress.stop()
+    if (spill !== undefined) await rm(spill, { recursive: true, force: true })
+  }
+  const seconds = (performance.now() - started) / 1000
+  const summary = {
+    target: target.text,
+    name,
+    keys: counts.keys,
+    skipped: counts.skipped,
+    passes: input === '-' ? 1 : groups.length,
+    seconds: Number(seconds.toFixed(3)),
+    keysPerSecond: Math.round(counts.keys / seconds),
+    parameters,
+  }
+  if (options.json === true) console.log(JSON.stringify(summary, null, 2))
+  else if (options.quiet !== true) {
+    console.error(
+      `built ${target.text}${name === undefined ? '' : ` (${name})`}: ${counts.keys.toLocaleString('en-US')} keys` +
+        `${counts.skipped > 0 ? ` (${counts.skipped} blank skipped)` : ''} in ${seconds.toFixed(1)} s, ` +
+        `${summary.keysPerSecond.toLocaleString('en-US')} keys/s${summary.passes > 1 ? `, ${summary.passes} passes` : ''}`,
+    )
+  }
+}
+
+/** The sizing flags' parameters; with `--replace` and no sizing flags, those of the filter being replaced. */
+async function chooseParameters(target: Target, options: BuildOptions): Promise<FilterParameters> {
+  const fromFlags = parametersFromFlags(options, target.kind === 'redis')
+  if (fromFlags !== undefined) return fromFlags
+  if (options.replace === true) {
+    const stored = await storedParameters(target, { name: options.name, timeout: options.timeout })
+    if (stored !== undefined) return stored
+  }
+  throw new CliError('CLI_USAGE', 'size the filter with --capacity and --error-rate (or --bits and --hashes); only --replace of an existing filter may leave them out')
+}
+
+async function write(target: Target, name: string | undefined, source: AsyncIterable<Uint8Array>, options: BuildOptions): Promise<void> {
+  const replace = options.replace === true
+  if (target.kind === 'file') return writeSnapshotFile(target.path, source, replace)
+  if (target.kind === 'level') return writeLevel(target.folder, source, replace)
+  return writeRedis(target, name!, source, { replace, timeout: options.timeout, ttl: options.ttl })
+}
+
+/** A pass runner for {@link buildSnapshot} that adds every block of a pass over the input. */
+function fillFrom(blocks: (pass: number) => AsyncIterable<KeyBlock>): PassRunner {
+  return async (builder, pass) => {
+    for await (const block of blocks(pass)) builder.add(block)
+  }
+}
+
+/**
+ * `--replace` on Redis: the library's rebuild, which fills next-generation keys while readers use
+ * the old ones, copies other clients' adds into both, and swaps each shard in with one RENAME.
+ * Without a filter to replace, a plain build.
+ */
+async function rebuildRedis(
+  target: Target & { kind: 'redis' },
+  name: string,
+  parameters: FilterParameters,
+  options: BuildOptions,
+  blocks: (pass: number) => AsyncIterable<KeyBlock>,
+): Promise<void> {
+  const client = await connectRedis(target, options)
+  let existing
+  try {
+    existing = await existingRedisFilter(client, name, options.timeout)
+    if (existing !== undefined) {
+      if (!sameParameters(existing.parameters, parameters)) {
+        throw new BloomError(
+          'BLOOM_INCOMPATIBLE',
+          `filter "${name}" has ${formatParameters(existing.parameters)}; --replace keeps a Redis filter's parameters ` +
+            `(${formatParameters(parameters)} asked): leave out the sizing flags, or build under a new name`,
+        )
+      }
+      await existing.rebuild(keysOf(blocks(0)))
+    }
+  } finally {
+    await existing?.close()
+    await closeRedis(client)
+  }
+  if (existing === undefined) {
+    const source = buildSnapshot(parameters, planShardGroups(parameters, options.memory), fillFrom(blocks))
+    await writeRedis(target, name, source, { replace: false, timeout: options.timeout, ttl: options.ttl })
+  }
+}
+
+/** The keys of the blocks one by one (views, not copies), for library calls that take an iterable. */
+async function* keysOf(blocks: AsyncIterable<KeyBlock>): AsyncGenerator<Uint8Array | string> {
+  for await (const block of blocks) {
+    if (block.kind === 'list') yield* block.keys
+    else for (let i = 0; i < block.count; i++) yield block.data.subarray(block.starts[i], block.ends[i])
+  }
+}
+
+/** Keys added per `addMany` call while spilling. */
+const SPILL_BATCH = 16_384
+
+/**
+ * Standard input larger than --memory: the keys go into a LevelDB filter in a temporary folder
+ * (created empty with the exact parameters by importing an all-zero snapshot), whose snapshot is
+ * then streamed to the target.
+ */
+async function spillThroughLevel(folder: string, parameters: FilterParameters, blocks: AsyncIterable<KeyBlock>): Promise<AsyncIterable<Uint8Array>> {
+  const empty = buildSnapshot(parameters, planShardGroups(parameters, 64 << 20), async () => {})
+  const filter = await LevelBloomFilter.import(folder, empty)
+  try {
+    let batch: Array<Uint8Array | string> = []
+    for await (const key of keysOf(blocks)) {
+      batch.push(key)
+      if (batch.length === SPILL_BATCH) {
+        await filter.addMany(batch)
+        batch = []
+      }
+    }
+    await filter.addMany(batch)
+  } catch (error) {
+    await filter.close()
+    throw error
+  }
+  return (async function* () {
+    try {
+      yield* filter.exportChunks()
+    } finally {
+      await filter.close()
+    }
+  })()
+}

@@ -1,0 +1,54 @@
+import { Command } from 'commander'
+import { integer } from '../flags.js'
+import { openFilter, requireName, verified, writeLevel, writeRedis, writeSnapshotFile } from '../stores.js'
+import { parseTarget } from '../targets.js'
+
+interface CopyOptions {
+  name?: string
+  toName?: string
+  replace?: boolean
+  ttl?: number
+  timeout: number
+  quiet?: boolean
+}
+
+export const copyCommand = new Command('copy')
+  .summary('copy a filter between files, LevelDB folders and Redis')
+  .description(
+    `Streams a filter from <source> to <target> in the snapshot format, checked against its CRCs
+before the target is switched to it; a failed copy leaves the target as it was. An existing
+target is replaced only with --replace (a Redis filter must then have the same parameters).`,
+  )
+  .argument('<source>', 'file.blmk, level:<folder>, redis://… or redis+cluster://…')
+  .argument('<target>', 'file.blmk, level:<folder>, redis://… or redis+cluster://…')
+  .option('--name <filter>', 'the filter\'s name in a Redis source (and target, unless --to-name)')
+  .option('--to-name <filter>', 'the filter\'s name in a Redis target')
+  .option('--replace', 'replace an existing filter at the target')
+  .option('--ttl <seconds>', 'Redis target: expire the copy after this many seconds', integer(1, 2 ** 31 - 1))
+  .option('--timeout <ms>', 'Redis: milliseconds per command and connection', integer(1, 2 ** 31 - 1), 5000)
+  .option('-q, --quiet', 'print nothing on success')
+  .addHelpText(
+    'after',
+    `
+Examples:
+  $ bloomkit copy redis://localhost:6379 --name user-ids backup/user-ids.blmk
+  $ bloomkit copy backup/user-ids.blmk redis+cluster://10.0.0.1:7000 --to-name user-ids
+  $ bloomkit copy level:./data/emails emails.blmk --replace
+  $ bloomkit copy redis://a:6379 redis://b:6379/2 --name ids --to-name ids-copy`,
+  )
+  .action(async (sourceText: string, targetText: string, options: CopyOptions) => {
+    const source = parseTarget(sourceText, '<source>')
+    const target = parseTarget(targetText, '<target>')
+    const targetName = target.kind === 'redis' ? requireName(options.toName ?? options.name, '--to-name (or --name)') : undefined
+    const opened = await openFilter(source, options)
+    const replace = options.replace === true
+    try {
+      const chunks = verified(opened.chunks())
+      if (target.kind === 'file') await writeSnapshotFile(target.path, chunks, replace)
+      else if (target.kind === 'level') await writeLevel(target.folder, chunks, replace)
+      else await writeRedis(target, targetName!, chunks, { replace, timeout: options.timeout, ttl: options.ttl })
+    } finally {
+      await opened.close()
+    }
+    if (options.quiet !== true) console.error(`copied ${sourceText} to ${targetText}${targetName === undefined ? '' : ` (${targetName})`}`)
+  })

@@ -1,0 +1,58 @@
+import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
+import { Command } from 'commander'
+import { integer, probability } from '../flags.js'
+import { formatBytes } from '../progress.js'
+import { redisSizing } from '../sizing.js'
+
+interface SizeRow {
+  readonly layout: BitLayout
+  /** Parameters for a file, a LevelDB folder or memory (fewest shards). */
+  readonly parameters: FilterParameters
+  readonly bytes: number
+  /** Parameters `RedisBloomFilter.create` (and `bloomkit build` into Redis) picks: shards of at most 4 MiB. */
+  readonly redis: { readonly parameters: FilterParameters; readonly keys: number }
+}
+
+export const sizeCommand = new Command('size')
+  .summary('how many bits, bytes, hashes and shards a filter needs')
+  .description('Sizes a filter for --capacity keys at --error-rate, for both bit layouts, without creating anything.')
+  .requiredOption('--capacity <keys>', 'keys the filter must hold', integer(1, Number.MAX_SAFE_INTEGER))
+  .requiredOption('--error-rate <p>', 'false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
+  .option('--shards <count>', 'split the bits into this many shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
+  .option('--json', 'print JSON')
+  .addHelpText(
+    'after',
+    `
+Examples:
+  $ bloomkit size --capacity 100000000 --error-rate 0.01
+  $ bloomkit size --capacity 1e9 --error-rate 0.1% --json
+  $ bloomkit size --capacity 5_000_000 --error-rate 0.001 --shards 16`,
+  )
+  .action((options: { capacity: number; errorRate: number; shards?: number; json?: boolean }) => {
+    const rows: SizeRow[] = (['blocked', 'classic'] as const).map((layout) => {
+      const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }
+      const parameters = sizeFilter(sizing)
+      const redis = redisSizing(sizing)
+      return { layout, parameters, bytes: parameters.bits / 8, redis: { parameters: redis, keys: redis.shards + 1 } }
+    })
+    if (options.json === true) {
+      console.log(JSON.stringify({ capacity: options.capacity, errorRate: options.errorRate, layouts: rows }, null, 2))
+      return
+    }
+    const defaultLayout = sizeFilter({ capacity: options.capacity, errorRate: options.errorRate }).layout
+    console.log(`${options.capacity.toLocaleString('en-US')} keys at an error rate of ${options.errorRate}:`)
+    const table = [
+      ['layout', 'bits', 'memory', 'hashes', 'shards', 'Redis shards', 'Redis keys'],
+      ...rows.map((row) => [
+        row.layout + (row.layout === defaultLayout ? ' (default)' : ''),
+        row.parameters.bits.toLocaleString('en-US'),
+        formatBytes(row.bytes),
+        String(row.parameters.hashes),
+        String(row.parameters.shards),
+        `${row.redis.parameters.shards} × ${formatBytes(row.redis.parameters.bits / row.redis.parameters.shards / 8)}`,
+        String(row.redis.keys),
+      ]),
+    ]
+    const widths = table[0].map((_, column) => Math.max(...table.map((line) => line[column].length)))
+    for (const line of table) console.log(line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd())
+  })

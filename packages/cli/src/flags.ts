@@ -1,0 +1,38 @@
+import { InvalidArgumentError } from 'commander'
+
+/** A commander parser for an integer flag from `min` to `max` (underscores allowed: 100_000_000). */
+export function integer(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const number = Number(value.replaceAll('_', ''))
+    if (value.trim() === '' || !Number.isSafeInteger(number) || number < min || number > max) {
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`)
+    }
+    return number
+  }
+}
+
+/** A commander parser for a probability in (0, 1): `0.01`, `1e-6` or `1%`. */
+export function probability(value: string): number {
+  const number = value.endsWith('%') ? Number(value.slice(0, -1)) / 100 : Number(value)
+  if (value.trim() === '' || !(number > 0 && number < 1)) throw new InvalidArgumentError('expected a number greater than 0 and less than 1 (as 0.01, 1e-3 or 1%)')
+  return number
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, kb: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mb: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gb: 2 ** 30, gib: 2 ** 30, t: 2 ** 40, tb: 2 ** 40, tib: 2 ** 40 }
+
+/** A commander parser for a byte size: `512M`, `2G`, `1048576` (binary units). */
+export function byteSize(value: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value)
+  const unit = match === null ? undefined : UNITS[match[2].toLowerCase()]
+  const bytes = match === null || unit === undefined ? NaN : Math.floor(Number(match[1]) * unit)
+  if (!(bytes >= 1 << 20)) throw new InvalidArgumentError('expected a size of at least 1M, as 512M, 4G or a number of bytes')
+  return bytes
+}
+
+/** A commander parser that accepts one of `choices`. */
+export function oneOf<T extends string>(...choices: T[]): (value: string) => T {
+  return (value) => {
+    if (!(choices as string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}`)
+    return value as T
+  }
+}

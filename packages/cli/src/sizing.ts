@@ -1,0 +1,59 @@
+import { checkParameters, shardBitsOf, sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
+import { DEFAULT_SHARD_BITS, MAX_REDIS_SHARD_BITS } from '@bloomkit/redis-backend'
+import { CliError } from './errors.js'
+
+/** The sizing flags of `build` and `size`. */
+export interface SizingFlags {
+  readonly capacity?: number
+  readonly errorRate?: number
+  readonly bits?: number
+  readonly hashes?: number
+  readonly shards?: number
+  readonly seed?: number
+  readonly layout?: BitLayout
+}
+
+/**
+ * The parameters `RedisBloomFilter.create` picks: with no `shards`, as many as keep each shard at
+ * most 4 MiB (`DEFAULT_SHARD_BITS`), so that a CLI-built filter is laid out like one the library
+ * creates (a test holds the two together).
+ */
+export function redisSizing(flags: SizingFlags & { capacity: number; errorRate: number }): FilterParameters {
+  const options = { capacity: flags.capacity, errorRate: flags.errorRate, seed: flags.seed, layout: flags.layout, shards: flags.shards }
+  if (flags.shards !== undefined) return sizeFilter(options)
+  let shards = Math.max(1, Math.ceil(sizeFilter(options).bits / DEFAULT_SHARD_BITS))
+  let parameters = sizeFilter({ ...options, shards })
+  while (shardBitsOf(parameters) > DEFAULT_SHARD_BITS) parameters = sizeFilter({ ...options, shards: ++shards })
+  return parameters
+}
+
+/**
+ * Parameters from `--capacity/--error-rate` (sized for the target: Redis gets 4 MiB shards) or
+ * from `--bits/--hashes`. Returns undefined when neither is given.
+ * @throws CliError `CLI_USAGE` for a half-given or doubly-given sizing; BloomError for values out of range.
+ */
+export function parametersFromFlags(flags: SizingFlags, forRedis: boolean): FilterParameters | undefined {
+  const bySize = flags.capacity !== undefined || flags.errorRate !== undefined
+  const byBits = flags.bits !== undefined || flags.hashes !== undefined
+  if (bySize && byBits) throw new CliError('CLI_USAGE', 'give either --capacity with --error-rate, or --bits with --hashes, not both')
+  if (!bySize && !byBits) return undefined
+  if (bySize) {
+    if (flags.capacity === undefined) throw new CliError('CLI_USAGE', '--error-rate needs --capacity')
+    if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', '--capacity needs --error-rate')
+    const sizing = { ...flags, capacity: flags.capacity, errorRate: flags.errorRate }
+    const parameters = forRedis ? redisSizing(sizing) : sizeFilter(sizing)
+    checkRedisShards(parameters, forRedis)
+    return parameters
+  }
+  if (flags.bits === undefined) throw new CliError('CLI_USAGE', '--hashes needs --bits')
+  if (flags.hashes === undefined) throw new CliError('CLI_USAGE', '--bits needs --hashes')
+  const parameters = checkParameters({ bits: flags.bits, hashes: flags.hashes, shards: flags.shards ?? 1, seed: flags.seed ?? 0, layout: flags.layout })
+  checkRedisShards(parameters, forRedis)
+  return parameters
+}
+
+function checkRedisShards(parameters: FilterParameters, forRedis: boolean): void {
+  if (forRedis && shardBitsOf(parameters) > MAX_REDIS_SHARD_BITS) {
+    throw new CliError('CLI_USAGE', `--shards must keep each shard at most ${MAX_REDIS_SHARD_BITS} bits on Redis; these parameters give ${shardBitsOf(parameters)}`)
+  }
+}

@@ -1,0 +1,230 @@
+import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs'
+import { open, readFile, rename, rm, unlink } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { BloomError, BloomFilter, decodeSnapshot, KeyHasher, SnapshotReader, type FilterParameters } from '@bloomkit/core'
+import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { MemoryBitStore } from '@bloomkit/memory-backend'
+import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
+import { CliError } from './errors.js'
+import { closeRedis, connectRedis, redact, type Target } from './targets.js'
+
+/** Options shared by commands that open targets. */
+export interface StoreOptions {
+  /** The Redis filter's name (`--name`); required for Redis targets. */
+  readonly name?: string
+  /** Milliseconds per Redis command and connection (`--timeout`). */
+  readonly timeout: number
+}
+
+/** A filter opened for reading, whatever holds it. */
+export interface OpenedFilter {
+  readonly filter: BloomFilter
+  /** Set bits per shard, read in one pass. */
+  setBits(): Promise<number[]>
+  /** The snapshot, streamed (a file is read as it is; others through `exportChunks`). */
+  chunks(): AsyncIterable<Uint8Array>
+  /** Redis only: TTL in seconds (null: none), and the keys that hold the filter. */
+  redis?: { ttl(): Promise<number | null>; keys(): string[]; state(): Promise<string> }
+  close(): Promise<void>
+}
+
+/** The Redis name for a target: `--name`, required. */
+export function requireName(name: string | undefined, flag = '--name'): string {
+  if (name === undefined || name === '') throw new CliError('CLI_USAGE', `a Redis target needs ${flag} <filter>`)
+  return name
+}
+
+/**
+ * Opens the filter at `target` for reading.
+ * @throws CliError `CLI_TARGET` (file or folder missing, Redis unreachable); BloomError from the
+ *   backend (`BLOOM_NOT_FOUND`, `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_LOCKED`, …).
+ */
+export async function openFilter(target: Target, options: StoreOptions): Promise<OpenedFilter> {
+  if (target.kind === 'file') {
+    let bytes: Uint8Array
+    try {
+      bytes = await readFile(target.path)
+    } catch (error) {
+      throw new CliError('CLI_TARGET', `snapshot file "${target.path}" cannot be read`, { cause: error })
+    }
+    const { parameters, payload } = decodeSnapshot(bytes)
+    const store = new MemoryBitStore(parameters, payload)
+    const filter = new BloomFilter(store, new KeyHasher(parameters.seed))
+    return {
+      filter,
+      setBits: async () => store.countBits(),
+      chunks: () => fileChunks(target.path),
+      close: async () => filter.close(),
+    }
+  }
+  if (target.kind === 'level') {
+    if (!existsSync(target.folder)) throw new CliError('CLI_TARGET', `folder "${target.folder}" does not exist`)
+    const filter = await LevelBloomFilter.open(target.folder)
+    return {
+      filter,
+      setBits: async () => Array.from(await filter.bitStore.countBits()),
+      chunks: () => filter.exportChunks(),
+      close: () => filter.close(),
+    }
+  }
+  const name = requireName(options.name)
+  const client = await connectRedis(target, options)
+  try {
+    const filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
+    const layout = filter.bitStore.layout
+    return {
+      filter,
+      setBits: async () => Array.from(await filter.bitStore.countBits()),
+      chunks: () => filter.exportChunks(),
+      redis: {
+        ttl: () => filter.ttl(),
+        keys: () => [layout.meta, ...Array.from({ length: filter.parameters.shards }, (_, shard) => layout.shard(shard))],
+        state: async () => (await filter.info()).state,
+      },
+      close: async () => {
+        await filter.close()
+        await closeRedis(client)
+      },
+    }
+  } catch (error) {
+    await closeRedis(client)
+    throw error
+  }
+}
+
+async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
+  try {
+    yield* createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>
+  } catch (error) {
+    throw new CliError('CLI_TARGET', `snapshot file "${path}" cannot be read`, { cause: error })
+  }
+}
+
+/** Passes the chunks on while checking them as a snapshot; throws at the end unless length and CRCs hold. */
+export async function* verified(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = new SnapshotReader()
+  for await (const chunk of chunks) {
+    reader.push(chunk)
+    yield chunk
+  }
+  reader.finish()
+}
+
+/** Whether a target already holds something that writing would replace. */
+export function fileExists(path: string): boolean {
+  return existsSync(path)
+}
+
+/**
+ * Writes a snapshot to `path` through a temporary file beside it, renamed over `path` only once
+ * every chunk is written and flushed: a failure (bad input, full disk, interruption) leaves `path`
+ * as it was.
+ * @throws CliError `CLI_TARGET` if `path` exists and `replace` is false, or cannot be written.
+ */
+export async function writeSnapshotFile(path: string, chunks: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
+  if (!replace && existsSync(path)) throw new CliError('CLI_TARGET', `"${path}" exists; pass --replace to overwrite it`)
+  if (existsSync(path) && statSync(path).isDirectory()) throw new CliError('CLI_TARGET', `"${path}" is a folder, not a snapshot file`)
+  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`)
+  let handle
+  try {
+    handle = await open(temp, 'wx')
+  } catch (error) {
+    throw new CliError('CLI_TARGET', `cannot write "${path}"`, { cause: error })
+  }
+  try {
+    for await (const chunk of chunks) {
+      try {
+        await handle.write(chunk)
+      } catch (error) {
+        throw new CliError('CLI_TARGET', `cannot write "${path}"`, { cause: error })
+      }
+    }
+    await handle.sync()
+    await handle.close()
+    await rename(temp, path)
+  } catch (error) {
+    await handle.close().catch(() => {})
+    await unlink(temp).catch(() => {})
+    throw error
+  }
+}
+
+function folderInUse(folder: string): boolean {
+  return existsSync(folder) && (!statSync(folder).isDirectory() || readdirSync(folder).length > 0)
+}
+
+/**
+ * Imports a snapshot into a LevelDB folder. The import stages its pages and removes them on
+ * failure; with `replace`, it goes to a new folder beside the old one, which is swapped in by two
+ * renames only after the import succeeded.
+ * @throws CliError `CLI_TARGET` if the folder holds data and `replace` is false.
+ */
+export async function writeLevel(folder: string, chunks: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
+  if (!folderInUse(folder)) {
+    await (await LevelBloomFilter.import(folder, chunks)).close()
+    return
+  }
+  if (!replace) throw new CliError('CLI_TARGET', `level:${folder} already holds data; pass --replace to replace the filter in it`)
+  // Only replace what is a filter (and not open elsewhere): open fails otherwise.
+  await (await LevelBloomFilter.open(folder)).close()
+  const staging = `${resolve(folder)}.new-${process.pid}`
+  const old = `${resolve(folder)}.old-${process.pid}`
+  try {
+    await (await LevelBloomFilter.import(staging, chunks)).close()
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true })
+    throw error
+  }
+  await rename(folder, old)
+  await rename(staging, folder)
+  await rm(old, { recursive: true, force: true })
+}
+
+/** Whether Redis holds a filter named `name`; resolves to its parameters. */
+export async function existingRedisFilter(client: RedisClient, name: string, timeout: number): Promise<RedisBloomFilter | undefined> {
+  try {
+    return await RedisBloomFilter.open(client, name, { timeout, lockWait: 0 })
+  } catch (error) {
+    if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
+    throw error
+  }
+}
+
+/**
+ * Imports a snapshot into Redis under `name` (staged in next-generation keys, swapped in shard by
+ * shard only after the whole snapshot checked out).
+ * @throws CliError `CLI_TARGET` if the name holds a filter and `replace` is false.
+ */
+export async function writeRedis(
+  target: Target & { kind: 'redis' },
+  name: string,
+  chunks: AsyncIterable<Uint8Array>,
+  options: { replace: boolean; timeout: number; ttl?: number },
+): Promise<void> {
+  const client = await connectRedis(target, options)
+  try {
+    const existing = await existingRedisFilter(client, name, options.timeout)
+    if (existing !== undefined) {
+      await existing.close()
+      if (!options.replace) throw new CliError('CLI_TARGET', `${redact(target.url)} already holds a filter named "${name}"; pass --replace to replace it`)
+    }
+    await (await RedisBloomFilter.import(client, name, chunks, { timeout: options.timeout, lockWait: 0, ttl: options.ttl })).close()
+  } finally {
+    await closeRedis(client)
+  }
+}
+
+/** The parameters stored at a target that exists, for `build --replace` without sizing flags. */
+export async function storedParameters(target: Target, options: StoreOptions): Promise<FilterParameters | undefined> {
+  if (target.kind === 'file' && !existsSync(target.path)) return undefined
+  if (target.kind === 'level' && !folderInUse(target.folder)) return undefined
+  try {
+    const opened = await openFilter(target, options)
+    const parameters = opened.filter.parameters
+    await opened.close()
+    return parameters
+  } catch (error) {
+    if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
+    throw error
+  }
+}

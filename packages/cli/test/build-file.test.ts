@@ -1,0 +1,159 @@
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { decodeSnapshot } from '@bloomkit/core'
+import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { runCli, tempFolder } from './support/run-cli.js'
+
+const folder = tempFolder()
+const at = (name: string) => join(folder.path, name)
+afterAll(() => folder.remove())
+
+/** The snapshot the library itself makes from these keys: what every build must reproduce byte for byte. */
+async function librarySnapshot(keys: Iterable<string | Uint8Array>, capacity: number, errorRate: number): Promise<Uint8Array> {
+  const filter = await MemoryBloomFilter.create({ capacity, errorRate })
+  filter.addMany(keys)
+  return filter.export()
+}
+
+function payloadOf(file: string): Uint8Array {
+  return decodeSnapshot(readFileSync(file)).payload
+}
+
+describe('bloomkit build into a snapshot file', () => {
+  const million = Array.from({ length: 1_000_000 }, (_, i) => `user:${i}`)
+  beforeAll(() => {
+    writeFileSync(at('million.txt'), `${million.join('\n')}\n`)
+  })
+
+  test('a 1M-line file gives the same bits as addMany of the same keys', async () => {
+    const result = await runCli(['build', at('million.txt'), '--out', at('million.blmk'), '--capacity', '1000000', '--error-rate', '0.01'])
+    expect(result.stderr).toMatch(/built .*million\.blmk: 1,000,000 keys in/)
+    expect(result.code).toBe(0)
+    const expected = await librarySnapshot(million, 1_000_000, 0.01)
+    expect(Buffer.from(payloadOf(at('million.blmk'))).equals(Buffer.from(decodeSnapshot(expected).payload))).toBe(true)
+  })
+
+  test('passes over groups of shards under a small --memory give the same bits as one pass', async () => {
+    const result = await runCli([
+      'build', at('million.txt'), '--out', at('passes.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--shards', '8', '--memory', '1M', '--json',
+    ])
+    expect(result.code).toBe(0)
+    const summary = JSON.parse(result.stdout)
+    expect(summary.passes).toBeGreaterThan(1)
+    expect(summary.keys).toBe(1_000_000)
+    const filter = await MemoryBloomFilter.fromParameters(summary.parameters)
+    filter.addMany(million)
+    expect(Buffer.from(payloadOf(at('passes.blmk'))).equals(Buffer.from(filter.export().subarray(40, -4)))).toBe(true)
+  })
+
+  test('gzip input (by extension), CRLF, blank lines and a last line without newline', async () => {
+    writeFileSync(at('keys.txt.gz'), gzipSync('alpha\r\n\r\nbeta\n\n\ngamma\r\ndelta'))
+    const result = await runCli(['build', at('keys.txt.gz'), '--out', at('gz.blmk'), '--capacity', '1000', '--error-rate', '0.01', '--json'])
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toMatchObject({ keys: 4, skipped: 3 })
+    const expected = await librarySnapshot(['alpha', 'beta', 'gamma', 'delta'], 1000, 0.01)
+    expect(Buffer.from(payloadOf(at('gz.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
+  })
+
+  test('invalid UTF-8 lines are keys as their bytes, and check finds them', async () => {
+    const odd = Buffer.from([0x66, 0xff, 0xfe, 0x6f])
+    writeFileSync(at('bytes.txt'), Buffer.concat([odd, Buffer.from('\nplain\n')]))
+    const result = await runCli(['build', at('bytes.txt'), '--out', at('bytes.blmk'), '--capacity', '1000', '--error-rate', '0.001'])
+    expect(result.code).toBe(0)
+    const expected = await librarySnapshot([odd, 'plain'], 1000, 0.001)
+    expect(Buffer.from(payloadOf(at('bytes.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
+    const check = await runCli(['check', at('bytes.blmk'), '-'], { input: Buffer.concat([odd, Buffer.from('\nplain\n')]) })
+    expect(check.code).toBe(0)
+    expect(check.stdoutBytes.equals(Buffer.concat([odd, Buffer.from('\tpresent\nplain\tpresent\n')]))).toBe(true)
+  })
+
+  test('CSV: a named column, quoted fields with commas, quotes and newlines', async () => {
+    writeFileSync(at('users.csv'), 'id,email\n1,"a@x.org"\n2,"b,with comma@x.org"\n3,"say ""hi""@x.org"\n\n4,"multi\nline@x.org"\n5,')
+    const result = await runCli(['build', at('users.csv'), '--format', 'csv', '--column', 'email', '--out', at('csv.blmk'), '--capacity', '100', '--error-rate', '0.01', '--json'])
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toMatchObject({ keys: 4, skipped: 1 })
+    const expected = await librarySnapshot(['a@x.org', 'b,with comma@x.org', 'say "hi"@x.org', 'multi\nline@x.org'], 100, 0.01)
+    expect(Buffer.from(payloadOf(at('csv.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
+  })
+
+  test('JSON lines: a field, numbers as their decimal text', async () => {
+    writeFileSync(at('events.jsonl'), '{"id":"e1"}\n{"id":2}\n\n{"id":"e3","x":1}')
+    const result = await runCli(['build', at('events.jsonl'), '--format', 'jsonl', '--column', 'id', '--out', at('jsonl.blmk'), '--capacity', '100', '--error-rate', '0.01'])
+    expect(result.code).toBe(0)
+    const expected = await librarySnapshot(['e1', '2', 'e3'], 100, 0.01)
+    expect(Buffer.from(payloadOf(at('jsonl.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
+  })
+
+  test('standard input', async () => {
+    const result = await runCli(['build', '-', '--out', at('stdin.blmk'), '--capacity', '100', '--error-rate', '0.01'], { input: 'one\ntwo\n' })
+    expect(result.code).toBe(0)
+    const expected = await librarySnapshot(['one', 'two'], 100, 0.01)
+    expect(Buffer.from(payloadOf(at('stdin.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
+  })
+})
+
+describe('bloomkit build: bad input leaves no target behind', () => {
+  const sizing = ['--capacity', '1000', '--error-rate', '0.01']
+  const noTemp = () => expect(readdirSync(folder.path).filter((name) => name.endsWith('.tmp'))).toEqual([])
+
+  test.each([
+    ['a missing input file', ['build', 'missing.txt', '--out', 'out.blmk', ...sizing], /input "missing\.txt" cannot be read: ENOENT.*\[CLI_INPUT\]/],
+    ['--capacity 0', ['build', 'million.txt', '--out', 'out.blmk', '--capacity', '0', '--error-rate', '0.01'], /--capacity <keys>' argument '0' is invalid/],
+    ['an unknown flag', ['build', 'million.txt', '--out', 'out.blmk', '--fast', ...sizing], /unknown option '--fast'/],
+    ['no sizing', ['build', 'million.txt', '--out', 'out.blmk'], /size the filter with --capacity and --error-rate/],
+    ['a bad URL', ['build', 'million.txt', '--out', 'redis://localhost:notaport', '--name', 'x', ...sizing], /is not a valid Redis URL: port "notaport"/],
+    ['an unknown scheme', ['build', 'million.txt', '--out', 'http://x', ...sizing], /unknown scheme/],
+    ['a Redis target without --name', ['build', 'million.txt', '--out', 'redis://127.0.0.1:1', ...sizing], /needs --name/],
+    ['a CSV column past the row', ['build', 'short.csv', '--format', 'csv', '--column', '3', '--out', 'out.blmk', ...sizing], /CSV line 2 has 2 column\(s\); --column 3 needs 3/],
+    ['an unterminated CSV quote', ['build', 'open-quote.csv', '--format', 'csv', '--out', 'out.blmk', ...sizing], /malformed CSV/],
+    ['a bad JSON line', ['build', 'bad.jsonl', '--format', 'jsonl', '--out', 'out.blmk', ...sizing], /JSON line 2 is not valid JSON/],
+    ['invalid UTF-8 in JSON lines', ['build', 'bad-utf8.jsonl', '--format', 'jsonl', '--out', 'out.blmk', ...sizing], /JSON line 1 is not valid UTF-8/],
+    ['a corrupt gzip file', ['build', 'broken.txt.gz', '--out', 'out.blmk', ...sizing], /input "broken\.txt\.gz" cannot be read: (unexpected end of file|incorrect header)/],
+  ])('%s: a clear message, exit code 2, no file', async (_, args, message) => {
+    writeFileSync(at('short.csv'), 'a,b,c\nd,e\n')
+    writeFileSync(at('open-quote.csv'), 'a\n"b\n')
+    writeFileSync(at('bad.jsonl'), '"ok"\n{nope\n')
+    writeFileSync(at('bad-utf8.jsonl'), Buffer.from([0x22, 0xff, 0x22, 0x0a]))
+    writeFileSync(at('broken.txt.gz'), Buffer.concat([gzipSync('a\nb\n').subarray(0, 12), Buffer.from('garbage')]))
+    const result = await runCli(args, { cwd: folder.path })
+    expect(result.stderr).toMatch(message)
+    expect(result.code).toBe(2)
+    expect(existsSync(at('out.blmk'))).toBe(false)
+    noTemp()
+  })
+
+  test('an existing file is kept without --replace, and replaced with it', async () => {
+    writeFileSync(at('keep.txt'), 'old\n')
+    writeFileSync(at('new.txt'), 'new\n')
+    expect((await runCli(['build', at('keep.txt'), '--out', at('keep.blmk'), ...sizing])).code).toBe(0)
+    const before = readFileSync(at('keep.blmk'))
+    const refused = await runCli(['build', at('new.txt'), '--out', at('keep.blmk'), ...sizing])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/keep\.blmk" exists; pass --replace to overwrite it \[CLI_TARGET\]/)
+    expect(readFileSync(at('keep.blmk')).equals(before)).toBe(true)
+    const failed = await runCli(['build', at('bad.jsonl'), '--format', 'jsonl', '--out', at('keep.blmk'), '--replace', ...sizing])
+    expect(failed.code).toBe(2)
+    expect(readFileSync(at('keep.blmk')).equals(before)).toBe(true)
+    const replaced = await runCli(['build', at('new.txt'), '--out', at('keep.blmk'), '--replace'])
+    expect(replaced.code).toBe(0)
+    expect((await runCli(['check', at('keep.blmk'), 'new', 'old'])).stdout).toBe('new\tpresent\nold\tabsent\n')
+    noTemp()
+  })
+
+  test('a target in a read-only folder (as on a full or read-only disk): message, exit 2, nothing written', async () => {
+    const locked = at('read-only')
+    mkdirSync(locked)
+    chmodSync(locked, 0o555)
+    chmodSync(folder.path, 0o755)
+    chmodSync(at('million.txt'), 0o644)
+    // Root writes through permissions, so the binary runs as "nobody" when the tests run as root.
+    const asUser = process.getuid?.() === 0 ? { uid: 65534 } : {}
+    const result = await runCli(['build', at('million.txt'), '--out', join(locked, 'x.blmk'), ...sizing], asUser)
+    expect(result.stderr).toMatch(/cannot write ".*read-only\/x\.blmk": EACCES/)
+    expect(result.code).toBe(2)
+    expect(readdirSync(locked)).toEqual([])
+  })
+})

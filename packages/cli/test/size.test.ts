@@ -1,0 +1,50 @@
+import { sizeFilter } from '@bloomkit/core'
+import { describe, expect, test } from 'vitest'
+import { runCli } from './support/run-cli.js'
+
+describe('bloomkit size', () => {
+  test('prints both layouts with the sizes core computes, default marked', async () => {
+    const result = await runCli(['size', '--capacity', '1000000', '--error-rate', '0.01'])
+    expect(result.code).toBe(0)
+    const blocked = sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'blocked' })
+    const classic = sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' })
+    expect(result.stdout).toContain(`blocked (default)  ${blocked.bits.toLocaleString('en-US')}`)
+    expect(result.stdout).toMatch(new RegExp(`classic +${classic.bits.toLocaleString('en-US')} .* ${classic.hashes} +1 `))
+  })
+
+  test('--json gives the parameters and the Redis sharding (4 MiB shards, one key more for the meta)', async () => {
+    const result = await runCli(['size', '--capacity', '100_000_000', '--error-rate', '1%', '--json'])
+    expect(result.code).toBe(0)
+    const report = JSON.parse(result.stdout)
+    expect(report.capacity).toBe(100_000_000)
+    expect(report.errorRate).toBe(0.01)
+    const blocked = report.layouts.find((row: { layout: string }) => row.layout === 'blocked')
+    expect(blocked.parameters).toEqual(sizeFilter({ capacity: 100_000_000, errorRate: 0.01, layout: 'blocked' }))
+    expect(blocked.redis.parameters.shards).toBeGreaterThan(20)
+    expect(blocked.redis.parameters.bits / blocked.redis.parameters.shards / 8).toBeLessThanOrEqual(4 << 20)
+    expect(blocked.redis.keys).toBe(blocked.redis.parameters.shards + 1)
+  })
+
+  test.each([
+    [['--capacity', '0', '--error-rate', '0.01'], /--capacity <keys>' argument '0' is invalid\. expected an integer from 1/],
+    [['--capacity', '10', '--error-rate', '1.5'], /--error-rate <p>' argument '1\.5' is invalid\. expected a number greater than 0 and less than 1/],
+    [['--capacity', '10'], /required option '--error-rate <p>' not specified/],
+    [['--capacity', '10', '--error-rate', '0.1', '--bogus'], /unknown option '--bogus'/],
+  ])('bad arguments %j name the flag and exit with 2', async (args, message) => {
+    const result = await runCli(['size', ...args])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(message)
+    expect(result.stdout).toBe('')
+  })
+
+  test('every command has --help with examples', async () => {
+    for (const command of ['size', 'build', 'inspect', 'check', 'copy']) {
+      const result = await runCli([command, '--help'])
+      expect(result.code, command).toBe(0)
+      expect(result.stdout, command).toContain('Examples:')
+      expect(result.stdout, command).toContain(`$ bloomkit ${command}`)
+    }
+    const top = await runCli(['--help'])
+    expect(top.stdout).toContain('Exit codes:')
+  })
+})

@@ -1,0 +1,14 @@
+import { defineProject } from 'vitest/config'
+import { alias } from '../../vitest.shared.js'
+
+export default defineProject({
+  resolve: { alias },
+  test: {
+    name: 'cli',
+    include: ['test/**/*.test.ts'],
+    // One standalone server and one 3-master Cluster for the whole run (the Cluster takes ~2 s).
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+})
