@@ -146,6 +146,12 @@ export class RedisBloomFilter extends BloomFilter<false> {
     return this.redisStore
   }
 
+  /** The Redis keys that hold the filter: its meta hash, then each shard's key in shard order (for monitoring and backups). */
+  get keys(): string[] {
+    const { names, parameters } = this.shards
+    return [names.meta, ...Array.from({ length: parameters.shards }, (_, shard) => names.shard(shard))]
+  }
+
   /** The random number (1 to 2^31 − 1) marking this filter's shard keys; a filter re-created under the same name gets another. */
   get epoch(): number {
     return this.shards.epoch
