@@ -71,14 +71,13 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   const client = await connectRedis(target, options)
   try {
     const filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
-    const layout = filter.bitStore.layout
     return {
       filter,
       setBits: async () => Array.from(await filter.bitStore.countBits()),
       chunks: () => filter.exportChunks(),
       redis: {
         ttl: () => filter.ttl(),
-        keys: () => [layout.meta, ...Array.from({ length: filter.parameters.shards }, (_, shard) => layout.shard(shard))],
+        keys: () => filter.keys,
         state: async () => (await filter.info()).state,
       },
       close: async () => {
