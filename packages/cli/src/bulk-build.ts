@@ -1,15 +1,6 @@
-import {
-  crc32,
-  encodeSnapshotHeader,
-  KeyHasher,
-  PositionBatch,
-  positionsOf,
-  shardBitsOf,
-  shardBytesOf,
-  shardOf,
-  xxh32PairBytes,
-  type FilterParameters,
-} from '@bloomkit/core'
+import type { FilterParameters } from '@bloomkit/core'
+import { positionsOf, shardOf, xxh32PairBytes } from '@bloomkit/core/spec'
+import { crc32, encodeSnapshotHeader, KeyHasher, PositionBatch, shardBitsOf, shardBytesOf } from '@bloomkit/core/store'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
 import { fillStats } from './filter-stats.js'
 import type { KeyBlock } from './input.js'

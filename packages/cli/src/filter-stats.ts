@@ -1,4 +1,5 @@
-import { BloomError, BloomFilter, KeyHasher, type BitStore, type FilterParameters } from '@bloomkit/core'
+import { BloomError, BloomFilter, type FilterParameters } from '@bloomkit/core'
+import { KeyHasher, type BitStore } from '@bloomkit/core/store'
 
 /** What `inspect` reports about a filter's fill, from its set bits per shard. */
 export interface FillStats {

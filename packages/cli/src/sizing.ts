@@ -1,4 +1,5 @@
-import { checkParameters, shardBitsOf, sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
+import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
+import { checkParameters, shardBitsOf } from '@bloomkit/core/store'
 import { DEFAULT_SHARD_BITS, MAX_REDIS_SHARD_BITS } from '@bloomkit/redis-backend'
 import { CliError } from './errors.js'
 

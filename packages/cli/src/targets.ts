@@ -114,14 +114,16 @@ export async function connectRedis(target: Target & { kind: 'redis' }, options: 
     ? new Cluster(nodes, { lazyConnect: true, enableOfflineQueue: true, clusterRetryStrategy: () => null, slotsRefreshTimeout: options.timeout, redisOptions: common })
     : new Redis({ ...common, ...nodes[0], db: path.length > 1 ? Number(path.slice(1)) : 0, lazyConnect: true })
   // Errors reach us through the commands that fail; without a listener ioredis would print them too.
-  client.on('error', () => {})
+  // The first one is kept: a failed connect rejects with "Connection is closed", which hides why.
+  let firstError: unknown
+  client.on('error', (error: unknown) => (firstError ??= error))
   try {
     await client.connect()
     if (target.cluster) await waitForClusterReady(client as Cluster, options.timeout)
     return client
   } catch (error) {
     client.disconnect()
-    throw new CliError('CLI_TARGET', `cannot connect to ${redact(target.url)}`, { cause: error })
+    throw new CliError('CLI_TARGET', `cannot connect to ${redact(target.url)}`, { cause: firstError ?? error })
   }
 }
 

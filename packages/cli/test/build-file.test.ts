@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { decodeSnapshot } from '@bloomkit/core'
+import { decodeSnapshot } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { runCli, tempFolder } from './support/run-cli.js'

@@ -1,4 +1,4 @@
-import { shardBitsOf } from '@bloomkit/core'
+import { shardBitsOf } from '@bloomkit/core/store'
 import { Command } from 'commander'
 import { integer } from '../flags.js'
 import { fillStats } from '../filter-stats.js'

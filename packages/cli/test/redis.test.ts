@@ -1,0 +1,150 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { Cluster, Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
+import { startRedisServer } from '../../../test-support/redis-servers.js'
+import { runCli, tempFolder } from './support/run-cli.js'
+
+const folder = tempFolder()
+const at = (name: string) => join(folder.path, name)
+const standalone = inject('cliRedis')
+const clusterNodes = inject('cliCluster')
+const url = `redis://${standalone.host}:${standalone.port}`
+const clusterUrl = `redis+cluster://${clusterNodes.map((node) => `${node.host}:${node.port}`).join(',')}`
+const options = { maxRetriesPerRequest: 1, connectTimeout: 2000 }
+let redis: Redis
+let cluster: Cluster
+const keys = Array.from({ length: 200_000 }, (_, i) => `id:${i}`)
+const sizing = ['--capacity', '10000000', '--error-rate', '0.01']
+let run = 0
+/** A filter name of its own per test. */
+const fresh = () => `cli-test-${process.pid}-${++run}`
+
+beforeAll(async () => {
+  writeFileSync(at('keys.txt'), `${keys.join('\n')}\n`)
+  writeFileSync(at('other.txt'), 'other:1\nother:2\n')
+  writeFileSync(at('fails-late.jsonl'), `${keys.slice(0, 1000).map((key) => JSON.stringify(key)).join('\n')}\n{broken\n`)
+  redis = new Redis({ ...standalone, ...options })
+  cluster = new Cluster(clusterNodes, { redisOptions: options })
+})
+afterAll(async () => {
+  redis.disconnect()
+  cluster.disconnect()
+  folder.remove()
+})
+
+/** The payload the library builds from `keys` with a filter's parameters. */
+async function expectedPayload(parameters: RedisBloomFilter['parameters'], added: string[]): Promise<Buffer> {
+  const memory = await MemoryBloomFilter.fromParameters(parameters)
+  memory.addMany(added)
+  return Buffer.from(memory.export().subarray(40, -4))
+}
+
+describe('bloomkit build into Redis', () => {
+  test('whole shards land where addMany would put the bits, with the shards RedisBloomFilter.create picks', async () => {
+    const name = fresh()
+    const result = await runCli(['build', at('keys.txt'), '--out', url, '--name', name, ...sizing])
+    expect(result.stderr).toMatch(/built redis:.* 200,000 keys/)
+    expect(result.code).toBe(0)
+    const built = await RedisBloomFilter.open(redis, name)
+    const created = await RedisBloomFilter.create(redis, `${name}-by-library`, { capacity: 10_000_000, errorRate: 0.01 })
+    expect(built.parameters).toEqual(created.parameters)
+    expect(built.parameters.shards).toBeGreaterThan(1)
+    expect(Buffer.from((await built.export()).subarray(40, -4)).equals(await expectedPayload(built.parameters, keys))).toBe(true)
+    await created.destroy()
+    await built.destroy()
+  })
+
+  test('into a Cluster, then check and inspect through the CLI', async () => {
+    const name = fresh()
+    expect((await runCli(['build', at('keys.txt'), '--out', clusterUrl, '--name', name, '--shards', '6', ...sizing])).code).toBe(0)
+    const check = await runCli(['check', clusterUrl, '--name', name, 'id:5', 'id:199999', 'nope:1'])
+    expect(check.stdout).toBe('id:5\tpresent\nid:199999\tpresent\nnope:1\tabsent\n')
+    expect(check.code).toBe(1)
+    const inspect = await runCli(['inspect', clusterUrl, '--name', name, '--json'])
+    expect(inspect.code).toBe(0)
+    const report = JSON.parse(inspect.stdout)
+    expect(report.parameters.shards).toBe(6)
+    expect(report.keys).toHaveLength(7)
+    expect(report.ttl).toBeNull()
+    expect(report.state).toBe('ready')
+    expect(Math.abs(report.estimatedCount - keys.length) / keys.length).toBeLessThan(0.02)
+    await (await RedisBloomFilter.open(cluster, name)).destroy()
+  })
+
+  test('an existing filter is kept without --replace; --replace rebuilds it atomically with the new keys only', async () => {
+    const name = fresh()
+    expect((await runCli(['build', at('keys.txt'), '--out', url, '--name', name, ...sizing, '--ttl', '3600'])).code).toBe(0)
+    const refused = await runCli(['build', at('other.txt'), '--out', url, '--name', name, ...sizing])
+    expect(refused.stderr).toMatch(new RegExp(`already holds a filter named "${name}"; pass --replace`))
+    expect(refused.code).toBe(2)
+    const failed = await runCli(['build', at('fails-late.jsonl'), '--format', 'jsonl', '--out', url, '--name', name, '--replace'])
+    expect(failed.stderr).toMatch(/JSON line 1001 is not valid JSON/)
+    expect(failed.code).toBe(2)
+    const filter = await RedisBloomFilter.open(redis, name)
+    expect(await filter.hasMany(['id:0', 'id:150000', 'other:1'])).toEqual([true, true, false])
+    expect((await filter.info()).state).toBe('ready')
+    const replaced = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace'])
+    expect(replaced.code).toBe(0)
+    expect(await filter.hasMany(['other:1', 'other:2', 'id:0', 'id:150000'])).toEqual([true, true, false, false])
+    expect(await filter.ttl()).toBeGreaterThan(3000)
+    await filter.destroy()
+  })
+
+  test('--replace with other sizing is refused, naming both parameter sets', async () => {
+    const name = fresh()
+    expect((await runCli(['build', at('other.txt'), '--out', url, '--name', name, ...sizing])).code).toBe(0)
+    const result = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace', '--capacity', '10', '--error-rate', '0.1'])
+    expect(result.stderr).toMatch(/--replace keeps a Redis filter's parameters.*\[BLOOM_INCOMPATIBLE\]/)
+    expect(result.code).toBe(2)
+    await (await RedisBloomFilter.open(redis, name)).destroy()
+  })
+
+  test('bad input for a new name leaves no key in Redis', async () => {
+    const name = fresh()
+    const result = await runCli(['build', at('fails-late.jsonl'), '--format', 'jsonl', '--out', url, '--name', name, ...sizing])
+    expect(result.code).toBe(2)
+    expect(await redis.keys(`${name}*`)).toEqual([])
+  })
+
+  test('a server that is not there: a clear message, exit 2', async () => {
+    const server = await startRedisServer()
+    await server.stop()
+    const result = await runCli(['build', at('other.txt'), '--out', `redis://127.0.0.1:${server.port}`, '--name', 'x', ...sizing, '--timeout', '1000'])
+    expect(result.stderr).toMatch(new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${server.port}: .*ECONNREFUSED.*\\[CLI_TARGET\\]`))
+    expect(result.code).toBe(2)
+  })
+
+  test('Redis going down mid-build: a clear message and exit 2', async () => {
+    const server = await startRedisServer()
+    const watcher = new Redis({ host: server.host, port: server.port, ...options })
+    const pending = runCli(['build', '-', '--out', `redis://127.0.0.1:${server.port}`, '--name', 'mid', ...sizing, '--timeout', '1000'], {
+      onStart: (child) => {
+        child.stdin!.write('a\nb\n')
+        // Once the CLI is connected (two clients: it and the watcher), the server dies; then the input ends.
+        const poll = setInterval(async () => {
+          const clients = String(await watcher.client('LIST').catch(() => '')).trim().split('\n').length
+          if (clients < 2) return
+          clearInterval(poll)
+          watcher.disconnect()
+          await server.stop()
+          child.stdin!.end('c\n')
+        }, 50)
+      },
+    })
+    const result = await pending
+    expect(result.stderr).toMatch(/bloomkit: .*(Connection is closed|ECONNREFUSED|unavailable|closed).*\[(BLOOM_STORE_UNAVAILABLE|CLI_TARGET)\]/i)
+    expect(result.code).toBe(2)
+  })
+
+  test('check and inspect: a missing name is an error (exit 2), not "absent"', async () => {
+    for (const command of ['check', 'inspect']) {
+      const result = await runCli([command, url, '--name', 'no-such-filter', ...(command === 'check' ? ['x'] : [])])
+      expect(result.stderr).toMatch(/no filter named "no-such-filter".*\[BLOOM_NOT_FOUND\]/)
+      expect(result.code).toBe(2)
+      expect(result.stdout).toBe('')
+    }
+  })
+})
