@@ -16,6 +16,7 @@ if (wanted('memory')) await (await import('./memory.js')).runMemoryBenchmarks(re
 if (wanted('hashing')) await (await import('./hashing.js')).runHashingBenchmarks(report)
 if (wanted('level')) await (await import('./level.js')).runLevelBenchmarks(report)
 if (wanted('redis')) await (await import('./redis.js')).runRedisBenchmarks(report)
+if (wanted('cli')) await (await import('./cli.js')).runCliBenchmarks(report)
 
 const table = report.toMarkdown()
 console.log(`\n${table}`)
