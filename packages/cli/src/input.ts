@@ -192,7 +192,8 @@ async function* jsonlBlocks(stream: AsyncIterable<Buffer>, options: InputOptions
   const decoder = new TextDecoder('utf-8', { fatal: true })
   let keys: string[] = []
   let line = 0
-  for await (const block of lineBlocks(stream, { keys: 0, skipped: 0 })) {
+  const lines: InputCounts = { keys: 0, skipped: 0 }
+  for await (const block of lineBlocks(stream, lines)) {
     if (block.kind !== 'ranges') continue
     for (let i = 0; i < block.count; i++) {
       line++
@@ -213,6 +214,7 @@ async function* jsonlBlocks(stream: AsyncIterable<Buffer>, options: InputOptions
     if (keys.length > 0) yield { kind: 'list', keys, count: keys.length }
     keys = []
   }
+  counts.skipped += lines.skipped
 }
 
 function keyOfJson(text: string, field: string | undefined, line: number): string {

@@ -110,11 +110,6 @@ export async function* verified(chunks: AsyncIterable<Uint8Array>): AsyncGenerat
   reader.finish()
 }
 
-/** Whether a target already holds something that writing would replace. */
-export function fileExists(path: string): boolean {
-  return existsSync(path)
-}
-
 /**
  * Writes a snapshot to `path` through a temporary file beside it, renamed over `path` only once
  * every chunk is written and flushed: a failure (bad input, full disk, interruption) leaves `path`

@@ -93,6 +93,16 @@ describe('bloomkit build into Redis', () => {
     await filter.destroy()
   })
 
+  test('--replace of a filter with shards over 4 MiB (the rebuild\'s per-bit path) keeps only the new keys', async () => {
+    const name = fresh()
+    expect((await runCli(['build', at('keys.txt'), '--out', url, '--name', name, ...sizing, '--shards', '1'])).code).toBe(0)
+    expect((await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace'])).code).toBe(0)
+    const filter = await RedisBloomFilter.open(redis, name)
+    expect(filter.parameters.shards).toBe(1)
+    expect(await filter.hasMany(['other:1', 'other:2', 'id:0', 'id:150000'])).toEqual([true, true, false, false])
+    await filter.destroy()
+  })
+
   test('--replace with other sizing is refused, naming both parameter sets', async () => {
     const name = fresh()
     expect((await runCli(['build', at('other.txt'), '--out', url, '--name', name, ...sizing])).code).toBe(0)

@@ -1,6 +1,5 @@
-import { totalmem } from 'node:os'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { BloomError, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { formatParameters, sameParameters } from '@bloomkit/core/store'

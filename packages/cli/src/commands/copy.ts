@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { integer } from '../flags.js'
 import { openFilter, requireName, verified, writeLevel, writeRedis, writeSnapshotFile } from '../stores.js'
-import { parseTarget } from '../targets.js'
+import { parseTarget, redact } from '../targets.js'
 
 interface CopyOptions {
   name?: string
@@ -50,5 +50,5 @@ Examples:
     } finally {
       await opened.close()
     }
-    if (options.quiet !== true) console.error(`copied ${sourceText} to ${targetText}${targetName === undefined ? '' : ` (${targetName})`}`)
+    if (options.quiet !== true) console.error(`copied ${redact(sourceText)} to ${redact(targetText)}${targetName === undefined ? '' : ` (${targetName})`}`)
   })
