@@ -4,9 +4,16 @@ import { invalidParameter } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import { lockMeta, unlockMeta } from './meta.js'
 import type { RedisBitStore } from './redis-bit-store.js'
+import { MAX_SCAN_BYTES, orIntoNext, setKeys } from './whole-shard.js'
 
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384
+/**
+ * The largest filter (bytes of bits) whose rebuild sets its keys' bits in local memory and then
+ * ORs whole shards into the next generation (shards of at most 4 MiB): hundreds of times fewer
+ * Redis operations than a BITFIELD per bit. Larger filters take the per-bit path.
+ */
+const LOCAL_REBUILD_BYTES = 256 * 2 ** 20
 
 /**
  * Replaces the filter's bits by those of `keys` (plus keys added meanwhile): next generations are
@@ -35,15 +42,21 @@ export async function rebuild(
     await shards.forEachShard((shard) => shards.flagLive(shard, true))
     const batch = new PositionBatch(REBUILD_BATCH, shards.parameters.hashes)
     const out = new Uint8Array(REBUILD_BATCH)
+    const { shardBytes } = shards
+    const totalBytes = shards.parameters.bits / 8
+    const local = totalBytes <= LOCAL_REBUILD_BYTES && shardBytes + 4 <= MAX_SCAN_BYTES ? new Uint8Array(totalBytes) : undefined
+    const flush = async () => {
+      if (local === undefined) await next.setBits(batch, out)
+      else for (const { shard, keys: group } of batch.groupByShard()) setKeys(local.subarray(shard * shardBytes, (shard + 1) * shardBytes), batch.positions, batch.hashes, group, 0, group.length)
+      batch.size = 0
+    }
     for await (const key of keys as AsyncIterable<BloomKey>) {
       checkOpen()
       locate(key, batch, batch.size++)
-      if (batch.size === REBUILD_BATCH) {
-        await next.setBits(batch, out)
-        batch.size = 0
-      }
+      if (batch.size === REBUILD_BATCH) await flush()
     }
-    if (batch.size > 0) await next.setBits(batch, out)
+    if (batch.size > 0) await flush()
+    if (local !== undefined) await shards.forEachShard((shard) => orIntoNext(shards, shard, local.subarray(shard * shardBytes, (shard + 1) * shardBytes)))
     const ttlMs = await shards.metaTtlMs(`rebuild "${name}"`)
     await shards.forEachShard((shard) => shards.swapNext(shard, ttlMs))
     await unlockMeta(shards, token, true, `rebuild "${name}"`)

@@ -197,6 +197,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * old shard or a whole new one: a key in both the old and the new set is never reported absent.
    * `keys` is read after the flagging, so a source listed from then on includes every key added
    * before `rebuild` was called. One rebuild, import or clear at a time per filter.
+   * A filter of at most 256 MiB in shards of at most 4 MiB (the default) is built in local memory
+   * and each shard then ORed into its next generation whole, at about the speed of an import;
+   * larger ones send a BITFIELD operation per bit.
    *
    * @throws BloomError `BLOOM_LOCKED` (another one runs; see `force`), `BLOOM_NOT_FOUND`,
    *   `BLOOM_INVALID_KEY`, `BLOOM_STORE_UNAVAILABLE`. On failure the old bits stay.

@@ -51,6 +51,29 @@ export async function orWhole(shards: ShardGenerations, generation: Generation, 
 }
 
 /**
+ * ORs `bits` (a whole shard's bits, built by the caller) into the next generation of `shard` with
+ * one transaction on the shard's slot: SET the scratch key, then OR it in with BITOP (OR_SCRATCH).
+ * Bits other clients added to the next generation meanwhile stay. For a rebuild that hashed its
+ * keys locally: a shard travels once instead of as a BITFIELD operation per bit.
+ */
+export async function orIntoNext(shards: ShardGenerations, shard: number, bits: Uint8Array): Promise<void> {
+  const { client, names, shardBytes } = shards
+  const key = names.nextShard(shard)
+  const what = `rebuild ${key}`
+  const replies = await shards.call(
+    client
+      .multi()
+      .set(names.scratch(shard), Buffer.from(bits.buffer, bits.byteOffset, bits.length), 'PX', SCRATCH_TTL_MS)
+      .eval(OR_SCRATCH, 3, key, names.scratch(shard), key, shardBytes, shards.markerPlain, shards.otherMarker('next'), '0')
+      .exec(),
+    what,
+  )
+  if (replies === null) throw storeError(new Error('transaction aborted'), what)
+  for (const [error] of replies) if (error) throw storeError(error, what)
+  if (Number(replies[1][1]) !== 1) throw dataLost(what)
+}
+
+/**
  * The 4-byte marker after a shard's `shardBytes` bytes of bits, or −1 when `shard` (a GETRANGE of
  * bits and marker) is shorter: the key is missing or truncated.
  */
