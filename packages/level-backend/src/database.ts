@@ -9,10 +9,16 @@ export type Database = Level<string, Uint8Array>
  * same folder fails in that process (shared/NOTES.md), so a second open must never reach LevelDB. */
 const openHere = new Set<string>()
 
-interface NodeFs {
+/** The part of Node's fs this package uses. */
+export interface NodeFs {
   statSync(path: string, options: { throwIfNoEntry: false }): { isDirectory(): boolean } | undefined
   readdirSync(path: string): string[]
   rmSync(path: string, options: { recursive: boolean; force: boolean }): void
+  openSync(path: string, flags: string): number
+  readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number
+  fdatasyncSync(fd: number): void
+  closeSync(fd: number): void
 }
 interface NodePath {
   resolve(path: string): string
@@ -20,7 +26,7 @@ interface NodePath {
 }
 
 /** Node's fs and path where they exist (Node, Deno, Bun); undefined in browsers, without a static import. */
-function nodeModules(): { fs: NodeFs; path: NodePath } | undefined {
+export function nodeModules(): { fs: NodeFs; path: NodePath } | undefined {
   const get = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process?.getBuiltinModule
   if (typeof get !== 'function') return undefined
   return { fs: get('node:fs') as NodeFs, path: get('node:path') as NodePath }
@@ -33,6 +39,12 @@ export function canonicalLocation(location: string): string {
   }
   return nodeModules()?.path.resolve(location) ?? location
 }
+
+/**
+ * Files LevelDB writes (db/filename.cc) and this package's anchor. A folder holding only these but
+ * no CURRENT yet is a database another process is creating right now, not another application's.
+ */
+const DATABASE_FILE = /^(CURRENT|LOCK|LOG|LOG\.old|MANIFEST-\d+|\d+\.(log|ldb|sst|dbtmp)|BLOOMKIT-ANCHOR)$/
 
 /** What is at a location before LevelDB touches it (Node only; browsers report 'unknown'). */
 function inspect(location: string): 'missing' | 'empty' | 'leveldb' | 'other' | 'unknown' {
@@ -50,7 +62,9 @@ function inspect(location: string): 'missing' | 'empty' | 'leveldb' | 'other' | 
   if (stat === undefined) return 'missing'
   if (!stat.isDirectory()) return 'other'
   if (entries.length === 0) return 'empty'
-  return entries.includes('CURRENT') ? 'leveldb' : 'other'
+  // Without CURRENT, LevelDB's own files mean another process is creating the database (it holds
+  // the lock, so opening gives BLOOM_LOCKED, or finds the finished filter): not "not a LevelDB folder".
+  return entries.includes('CURRENT') || entries.every((name) => DATABASE_FILE.test(name)) ? 'leveldb' : 'other'
 }
 
 /** Deletes a folder this package created (Node only; in browsers the database is emptied instead). */

@@ -33,6 +33,23 @@ if (command === 'load') {
   } catch (error) {
     report(error)
   }
+} else if (command === 'race') {
+  // One create() race per "go <folder>" line on stdin, against the other children given the same
+  // line; prints "result <i> ok" or "result <i> <error>". The parent sends the next line when every
+  // child has answered, so the races start together.
+  const { createInterface } = await import('node:readline')
+  let i = 0
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (!line.startsWith('go ')) continue
+    try {
+      const filter = await LevelBloomFilter.create(line.slice(3), { capacity: 1000, errorRate: 0.01 })
+      await filter.close()
+      console.log(`result ${i} ok`)
+    } catch (error) {
+      console.log(`result ${i} ${JSON.stringify({ code: error.code, message: error.message })}`)
+    }
+    i++
+  }
 } else if (command === 'memory') {
   // A filter far larger than its cache: fill it, check it, report the RSS.
   const rssBefore = process.memoryUsage().rss

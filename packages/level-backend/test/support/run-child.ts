@@ -21,8 +21,8 @@ export function runChild(entry: string, command: string, folder: string, options
   const args = [childScript, entry, command, folder, JSON.stringify(options)]
   const child =
     fileSizeBlocks === undefined
-      ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn('/bin/sh', ['-c', `ulimit -f ${fileSizeBlocks} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn('/bin/sh', ['-c', `ulimit -f ${fileSizeBlocks} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
   const lines: string[] = []
   const waiters = new Set<() => void>()
   let partial = ''
