@@ -1,11 +1,14 @@
 import { BloomError } from '@bloomkit/core'
 import { SnapshotReader, shardBytesOf } from '@bloomkit/core/store'
+import { newAnchor, type SequenceAnchor } from './anchor.js'
 import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from './errors.js'
 import { encodeMetadata, readMetadata, type Metadata } from './metadata.js'
 import { checkPageTable } from './options.js'
+import { PageGeometry } from './page-geometry.js'
+import { PageVersions } from './page-versions.js'
 import { popcount } from './popcount.js'
-import { COUNTS_KEY, encodeCounts, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './records.js'
+import { CHECKPOINT_KEY, COUNTS_KEY, encodeCheckpoint, encodeCounts, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './records.js'
 
 /** A whole snapshot, or its bytes in order as chunks (a file stream, `exportChunks()` of any filter). */
 export type SnapshotSource = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>
@@ -40,14 +43,20 @@ async function* chunksOf(source: SnapshotSource): AsyncGenerator<Uint8Array> {
  *   (the folder already holds a filter), `BLOOM_CORRUPT_STORE` (it holds other data), `BLOOM_LOCKED`,
  *   `BLOOM_STORE_UNAVAILABLE`.
  */
-export async function importSnapshot(where: string, source: SnapshotSource, pageBytes: number): Promise<{ db: Database; meta: Metadata }> {
+export async function importSnapshot(
+  where: string,
+  source: SnapshotSource,
+  pageBytes: number,
+): Promise<{ db: Database; meta: Metadata; anchor: SequenceAnchor | undefined }> {
   const fresh = locationIsNew(where)
   const db = await openDatabase(where, true)
   let staged = false
+  let anchor: SequenceAnchor | undefined
   try {
     if ((await readMetadata(where, db, false)) !== undefined) {
       throw new BloomError('BLOOM_INVALID_PARAMETER', `location must be a new or empty folder; ${where} already holds a filter`)
     }
+    anchor = newAnchor(where, true)
     await db.put(IMPORTING_KEY, Uint8Array.of(1), { sync: true })
     staged = true
 
@@ -60,7 +69,8 @@ export async function importSnapshot(where: string, source: SnapshotSource, page
     let filled = 0
     let length = 0
     let counts: Float64Array | undefined
-    let sized = false
+    let geometry: PageGeometry | undefined
+    let versions: PageVersions | undefined
     const emit = async () => {
       if (shard < 0) return
       const bytes = page.subarray(0, length)
@@ -68,7 +78,7 @@ export async function importSnapshot(where: string, source: SnapshotSource, page
       counts ??= new Float64Array(reader.parameters!.shards)
       counts[shard] += set
       if (set > 0) {
-        ops.push({ type: 'put', key: pageKey(shard, index), value: encodePage(bytes) })
+        ops.push({ type: 'put', key: pageKey(shard, index), value: encodePage(bytes, versions!.next(shard * geometry!.pagesPerShard + index)) })
         opBytes += length
       }
       shard = -1
@@ -80,10 +90,11 @@ export async function importSnapshot(where: string, source: SnapshotSource, page
     }
     for await (const chunk of chunksOf(source)) {
       const pieces = reader.push(chunk)
-      if (!sized && reader.parameters !== undefined) {
+      if (geometry === undefined && reader.parameters !== undefined) {
         // Before the first page: refuse a filter too large for this page size without writing anything.
         checkPageTable(reader.parameters, pageBytes)
-        sized = true
+        geometry = new PageGeometry(reader.parameters, pageBytes)
+        versions = new PageVersions(geometry.pages)
       }
       for (const piece of pieces) {
         const shardBytes = shardBytesOf(reader.parameters!)
@@ -113,17 +124,21 @@ export async function importSnapshot(where: string, source: SnapshotSource, page
     if (ops.length > 0) await db.batch(ops)
     page = new Uint8Array(0)
     const meta: Metadata = { parameters, pageBytes }
-    // One batch makes the filter visible: the metadata appears as the marker goes.
+    // One batch makes the filter visible: the metadata appears as the marker goes. It holds the
+    // page versions, so that losing a page batch before it shows; the import is sequence number 1.
     await db.batch(
       [
+        ...(versions?.takeChanges() ?? []),
         { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
         { type: 'put', key: COUNTS_KEY, value: encodeCounts(counts ?? new Float64Array(parameters.shards)) },
+        { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(1) },
         { type: 'del', key: IMPORTING_KEY },
       ],
       { sync: true },
     )
-    return { db, meta }
+    return { db, meta, anchor }
   } catch (error) {
+    anchor?.close()
     if (staged) await db.clear().catch(() => {})
     await closeDatabase(where, db).catch(() => {})
     if (fresh) removeLocation(where)

@@ -7,9 +7,10 @@ import {
   type BitStoreCapabilities,
   type PositionBatch,
 } from '@bloomkit/core/store'
+import { ANCHOR_FILE, existingAnchor, newAnchor, type SequenceAnchor } from './anchor.js'
 import { BatchApplier } from './batch-apply.js'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from './database.js'
-import { storeError } from './errors.js'
+import { corruptStore, dataLost, storeError } from './errors.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { encodeMetadata, readMetadata, type Metadata } from './metadata.js'
 import { Mutex } from './mutex.js'
@@ -26,12 +27,34 @@ import {
 import { PageCache } from './page-cache.js'
 import { PageGeometry } from './page-geometry.js'
 import { PageIO } from './page-io.js'
-import { COUNTS_KEY, decodeCounts, encodeCounts, encodeLogRecord, LOG_RANGE, logKey, META_KEY, PAGE_RANGE } from './records.js'
+import { PageVersions } from './page-versions.js'
+import {
+  CHECKPOINT_KEY,
+  COUNTS_KEY,
+  decodeCheckpoint,
+  decodeCounts,
+  encodeCheckpoint,
+  encodeCounts,
+  encodeLogRecord,
+  LOG_RANGE,
+  logKey,
+  META_KEY,
+  PAGE_RANGE,
+  VERSIONS_RANGE,
+} from './records.js'
 import { newKeys, readLog } from './write-ahead-log.js'
+
+/** What a store is built from: the open database, its metadata, and (in Node) the folder's anchor. */
+interface Opened {
+  readonly meta: Metadata
+  readonly anchor: SequenceAnchor | undefined
+}
 
 /**
  * A BitStore in a LevelDB folder (IndexedDB in browsers): the bits in pages, a bounded page cache,
  * and a log of the keys each `setBits` made new, so that a resolved add costs one small write.
+ * Records LevelDB loses are found, not read as zeros: pages carry versions, the log's records are
+ * numbered without gaps, and (in Node) an anchor file outside LevelDB says how far they reach.
  * See the package README for the folder format and what each durability mode survives.
  */
 export class LevelBitStore implements BitStore<false> {
@@ -46,7 +69,9 @@ export class LevelBitStore implements BitStore<false> {
   private readonly db: Database
   private readonly cache: PageCache
   private readonly pages: PageIO
+  private readonly versions: PageVersions
   private readonly applier: BatchApplier
+  private readonly anchor: SequenceAnchor | undefined
   private readonly mutex = new Mutex()
   private readonly shardBytes: number
   private readonly checkpointBytes: number
@@ -54,8 +79,14 @@ export class LevelBitStore implements BitStore<false> {
   private counts: Float64Array | undefined
   /** Whether the stored counts record may differ from `counts` (rewritten or deleted at the next checkpoint). */
   private countsChanged = false
+  /** The first log record not yet folded into pages (and deleted by a checkpoint). */
   private firstSeq = 0
+  /** The next sequence number: of the next log record, or taken by a merge or clear. */
   private nextSeq = 0
+  /** The log start the stored checkpoint record holds. */
+  private storedLogStart = 0
+  /** Set when a log record failed to be written: the next write checkpoints, so no gap is left in the log. */
+  private logGap = false
   private logBytes = 0
   private readonly pending = new Set<Promise<unknown>>()
   /** Set by close(): new calls fail with BLOOM_CLOSED. */
@@ -78,7 +109,8 @@ export class LevelBitStore implements BitStore<false> {
     const db = await openDatabase(where, true)
     return LevelBitStore.adopt(where, db, 'cannot be created', async () => {
       const existing = await readMetadata(where, db, false)
-      if (existing !== undefined) {
+      if (existing === undefined) return LevelBitStore.initialize(where, db, { parameters: checked, pageBytes })
+      {
         // Every field, layout included: the shared comparison is the one merge and import use.
         if (!sameParameters(existing.parameters, checked)) {
           throw new BloomError(
@@ -87,19 +119,29 @@ export class LevelBitStore implements BitStore<false> {
               ` (asked for ${formatParameters(checked)}); open it, or use another folder`,
           )
         }
-        return existing
+        return { meta: existing, anchor: existingAnchor(where) }
       }
-      const meta: Metadata = { parameters: checked, pageBytes }
+    }, settings)
+  }
+
+  /** Writes a new filter's records into an empty database; its sequence starts at 1 (0 is "nothing written yet"). */
+  private static async initialize(where: string, db: Database, meta: Metadata): Promise<Opened> {
+    const anchor = newAnchor(where, true)
+    try {
       // A new filter's counts are known (all zero) and kept from here on.
       await db.batch(
         [
           { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
-          { type: 'put', key: COUNTS_KEY, value: encodeCounts(new Float64Array(checked.shards)) },
+          { type: 'put', key: COUNTS_KEY, value: encodeCounts(new Float64Array(meta.parameters.shards)) },
+          { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(1) },
         ],
         { sync: true },
       )
-      return meta
-    }, settings)
+    } catch (error) {
+      anchor?.close()
+      throw error
+    }
+    return { meta, anchor }
   }
 
   /**
@@ -110,7 +152,14 @@ export class LevelBitStore implements BitStore<false> {
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
     const db = await openDatabase(where, false)
-    return LevelBitStore.adopt(where, db, 'cannot be opened', async () => (await readMetadata(where, db, true))!, settings)
+    return LevelBitStore.adopt(where, db, 'cannot be opened', async () => {
+      const meta = await readMetadata(where, db, false)
+      if (meta === undefined) {
+        newAnchor(where, false)
+        await readMetadata(where, db, true)
+      }
+      return { meta: meta!, anchor: existingAnchor(where) }
+    }, settings)
   }
 
   /**
@@ -123,25 +172,30 @@ export class LevelBitStore implements BitStore<false> {
     const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
-    const { db, meta } = await importSnapshot(where, snapshot, pageBytes)
-    return LevelBitStore.adopt(where, db, 'cannot be imported into', async () => meta, settings)
+    const { db, meta, anchor } = await importSnapshot(where, snapshot, pageBytes)
+    return LevelBitStore.adopt(where, db, 'cannot be imported into', async () => ({ meta, anchor }), settings)
   }
 
   /** Wraps an open database holding (once `prepare` resolves) a filter, and replays its log; closes the database on failure. */
-  private static async adopt(where: string, db: Database, doing: string, prepare: () => Promise<Metadata>, settings: StoreSettings): Promise<LevelBitStore> {
+  private static async adopt(where: string, db: Database, doing: string, prepare: () => Promise<Opened>, settings: StoreSettings): Promise<LevelBitStore> {
+    let anchor: SequenceAnchor | undefined
     try {
-      const store = new LevelBitStore(where, db, await prepare(), settings)
+      const opened = await prepare()
+      anchor = opened.anchor
+      const store = new LevelBitStore(where, db, opened, settings)
       await store.mutex.run(() => store.replay())
       return store
     } catch (error) {
+      anchor?.close()
       await closeDatabase(where, db).catch(() => {})
       throw storeError(where, doing, error)
     }
   }
 
-  private constructor(location: string, db: Database, meta: Metadata, settings: StoreSettings) {
+  private constructor(location: string, db: Database, { meta, anchor }: Opened, settings: StoreSettings) {
     this.location = location
     this.db = db
+    this.anchor = anchor
     this.parameters = meta.parameters
     this.pageBytes = meta.pageBytes
     this.sync = settings.sync
@@ -149,7 +203,8 @@ export class LevelBitStore implements BitStore<false> {
     const geometry = new PageGeometry(meta.parameters, meta.pageBytes)
     this.shardBytes = geometry.shardBytes
     this.cache = new PageCache(cachePages(settings.cacheBytes, this.pageBytes, geometry.pages), geometry.pages, this.pageBytes)
-    this.pages = new PageIO(location, db, this.cache, geometry, this.sync)
+    this.versions = new PageVersions(geometry.pages)
+    this.pages = new PageIO(location, db, this.cache, geometry, this.versions, this.sync)
     this.applier = new BatchApplier(this.pages)
   }
 
@@ -166,7 +221,14 @@ export class LevelBitStore implements BitStore<false> {
       const record = encodeLogRecord(added, batch.hashes, ...newKeys(batch, out, added))
       const seq = this.nextSeq++
       this.logBytes += record.length
-      const written = this.db.put(logKey(seq), record, { sync: this.sync })
+      // The anchor follows the record, never precedes it: a crash leaves it at or behind LevelDB.
+      const written = this.db.put(logKey(seq), record, { sync: this.sync }).then(
+        () => this.anchor?.advance(seq + 1),
+        (error: unknown) => {
+          this.logGap = true
+          throw error
+        },
+      )
       this.track(written)
       return { written }
     })
@@ -205,6 +267,8 @@ export class LevelBitStore implements BitStore<false> {
         page.set(bytes.subarray(at, at + n), from)
         this.cache.markDirty(slot)
       })
+      // No log record holds these bits: the write takes a sequence number, so the anchor covers it.
+      this.nextSeq++
       await this.checkpoint(true)
       return undefined
     })
@@ -222,6 +286,7 @@ export class LevelBitStore implements BitStore<false> {
         for (let i = 0; i < n; i++) page[from + i] |= bytes[at + i]
         this.cache.markDirty(slot)
       })
+      this.nextSeq++
       await this.checkpoint(true)
       return undefined
     })
@@ -233,14 +298,22 @@ export class LevelBitStore implements BitStore<false> {
       const ops: { type: 'del'; key: string }[] = []
       for await (const key of this.db.keys(PAGE_RANGE)) ops.push({ type: 'del', key })
       for await (const key of this.db.keys(LOG_RANGE)) ops.push({ type: 'del', key })
+      for await (const key of this.db.keys(VERSIONS_RANGE)) ops.push({ type: 'del', key })
       const counts = new Float64Array(this.parameters.shards)
+      const next = this.nextSeq + 1
       // One fsynced batch: a crash leaves the filter either cleared or untouched.
-      await this.db.batch([...ops, { type: 'put', key: COUNTS_KEY, value: encodeCounts(counts) }], { sync: true })
+      await this.db.batch(
+        [...ops, { type: 'put', key: COUNTS_KEY, value: encodeCounts(counts) }, { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(next) }],
+        { sync: true },
+      )
       this.cache.reset()
+      this.versions.reset()
       this.counts = counts
       this.countsChanged = false
-      this.firstSeq = this.nextSeq
+      this.nextSeq = this.firstSeq = this.storedLogStart = next
+      this.logGap = false
       this.logBytes = 0
+      this.anchor?.advance(next, true)
       return undefined
     })
   }
@@ -262,6 +335,7 @@ export class LevelBitStore implements BitStore<false> {
         await this.checkpoint(true)
       } finally {
         this.dbClosed = true
+        this.anchor?.close()
         await closeDatabase(this.location, this.db)
       }
     })
@@ -313,7 +387,7 @@ export class LevelBitStore implements BitStore<false> {
 
   /** Whether the log outgrew `checkpointBytes` and a quarter of the dirty pages (so pages are not rewritten for a few keys). */
   private checkpointDue(): boolean {
-    return this.logBytes >= Math.max(this.checkpointBytes, (this.cache.dirtyCount * this.pageBytes) / 4)
+    return this.logGap || this.logBytes >= Math.max(this.checkpointBytes, (this.cache.dirtyCount * this.pageBytes) / 4)
   }
 
   private track(write: Promise<unknown>): void {
@@ -328,9 +402,11 @@ export class LevelBitStore implements BitStore<false> {
   }
 
   /**
-   * Writes every dirty page and then deletes the log records they cover in one batch. Pages go
-   * first: until the log is deleted, a crash replays it onto whatever pages made it, and setting
-   * bits twice is harmless. Checkpoint writes are always fsynced, whatever `sync` says: they are
+   * Writes every dirty page and then, in one batch, deletes the log records they cover, stores
+   * the counts, the page versions that changed and where the log now starts. Pages go first:
+   * until the log is deleted, a crash replays it onto whatever pages made it, and setting bits twice
+   * is harmless; and a page batch LevelDB loses while it keeps the last batch shows as a page older
+   * than its recorded version. Checkpoint writes are always fsynced, whatever `sync` says: they are
    * rare (one per `checkpointBytes` of log), and deleting log records whose pages an OS crash could
    * still lose would lose keys.
    */
@@ -344,32 +420,63 @@ export class LevelBitStore implements BitStore<false> {
     if (this.countsChanged) {
       last.push(this.counts === undefined ? { type: 'del', key: COUNTS_KEY } : { type: 'put', key: COUNTS_KEY, value: encodeCounts(this.counts) })
     }
+    const versions = this.versions.takeChanges()
+    last.push(...versions)
+    if (this.nextSeq !== this.storedLogStart) last.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(this.nextSeq) })
     if (last.length > 0) {
-      await this.db.batch(last, { sync: true })
-      this.firstSeq = this.nextSeq
+      try {
+        await this.db.batch(last, { sync: true })
+      } catch (error) {
+        this.versions.restore(versions)
+        throw error
+      }
+      this.firstSeq = this.storedLogStart = this.nextSeq
       this.countsChanged = false
+      this.logGap = false
     }
+    this.anchor?.advance(this.nextSeq, true)
     this.logBytes = 0
   }
 
-  /** Applies log records a crash left behind (in order), then checkpoints so they are not replayed twice. */
+  /**
+   * Checks that LevelDB lost nothing this filter wrote and applies the log records a crash left
+   * behind (in order), then checkpoints so they are not replayed twice.
+   * @throws BloomError `BLOOM_DATA_LOST` when the log has a gap or ends before the anchor;
+   *   `BLOOM_CORRUPT_STORE` for a damaged record.
+   */
   private async replay(): Promise<void> {
-    let first = -1
-    let last = -1
-    for await (const { seq, batch, bytes } of readLog(this.location, this.db, this.parameters, this.shardBytes)) {
+    const { location } = this
+    const checkpoint = await this.db.get(CHECKPOINT_KEY)
+    if (checkpoint === undefined) throw dataLost(location, 'its checkpoint record is missing (LevelDB lost it: a damaged, truncated or deleted file)')
+    const logStart = decodeCheckpoint(location, checkpoint)
+    await this.versions.load(location, this.db)
+    let next = logStart
+    for await (const { seq, batch, bytes } of readLog(location, this.db, this.parameters, this.shardBytes)) {
+      if (seq < next) throw corruptStore(location, `log record ${seq} precedes the log's start ${next}`)
+      if (seq > next) {
+        const which = seq - 1 === next ? `log record ${next} is` : `log records ${next} to ${seq - 1} are`
+        throw dataLost(location, `${which} missing (LevelDB dropped it: a damaged file)`)
+      }
       await this.applier.apply(batch, new Uint8Array(batch.size), true, this.counts)
-      if (first < 0) first = seq
-      last = seq
+      next = seq + 1
       this.logBytes += bytes
     }
-    if (first < 0) {
+    if (this.anchor !== undefined && this.anchor.recorded > next) {
+      throw dataLost(
+        location,
+        `its records end at sequence ${next}, but its anchor file (${ANCHOR_FILE}) says writes reached ${this.anchor.recorded}: ` +
+          'LevelDB lost its newest writes (a damaged, truncated or deleted .log file, or a power loss without `sync: true`)',
+      )
+    }
+    this.firstSeq = this.storedLogStart = logStart
+    this.nextSeq = next
+    if (next === logStart) {
       // Nothing to replay: the counts stored at the last checkpoint describe the pages exactly.
       const stored = await this.db.get(COUNTS_KEY)
-      if (stored !== undefined) this.counts = decodeCounts(this.location, this.parameters.shards, stored)
+      if (stored !== undefined) this.counts = decodeCounts(location, this.parameters.shards, stored)
+      this.anchor?.advance(next, true)
       return
     }
-    this.firstSeq = first
-    this.nextSeq = last + 1
     // Replayed bits may already be in pages written after the stored counts: drop them (rescanned on demand).
     this.countsChanged = true
     await this.checkpoint(true)

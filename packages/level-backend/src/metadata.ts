@@ -1,12 +1,12 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, crc32, readParameterFields, writeParameterFields } from '@bloomkit/core/store'
 import type { Database } from './database.js'
-import { corruptStore } from './errors.js'
+import { corruptStore, notAFilter } from './errors.js'
 import { checkPageBytes } from './options.js'
 import { IMPORTING_KEY, META_KEY } from './records.js'
 
 /** The folder format version this release writes and reads. */
-export const FORMAT_VERSION = 1
+export const FORMAT_VERSION = 2
 
 const META_MAGIC = 0x564c4b42 // "BKLV" read little-endian
 const META_BYTES = 40
@@ -36,13 +36,14 @@ export function encodeMetadata(meta: Metadata): Uint8Array {
  *   `BLOOM_UNSUPPORTED_VERSION` (a later folder format or hash scheme).
  */
 export function decodeMetadata(location: string, bytes: Uint8Array): Metadata {
-  if (bytes.length !== META_BYTES) throw corruptStore(location, `the metadata record is ${bytes.length} bytes, expected ${META_BYTES}: not a bloomkit filter`)
+  if (bytes.length !== META_BYTES) throw notAFilter(location, `the metadata record is ${bytes.length} bytes, expected ${META_BYTES}: not a bloomkit filter`)
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (view.getUint32(0, true) !== META_MAGIC) throw corruptStore(location, 'the metadata record does not start with "BKLV": not a bloomkit filter')
+  if (view.getUint32(0, true) !== META_MAGIC) throw notAFilter(location, 'the metadata record does not start with "BKLV": not a bloomkit filter')
   if (view.getUint32(36, true) !== crc32(bytes.subarray(0, 36))) throw corruptStore(location, 'the metadata record fails its CRC-32 check')
   const version = view.getUint16(4, true)
   if (version !== FORMAT_VERSION) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: folder format version ${version} is not supported; this release reads version ${FORMAT_VERSION}`)
+    const advice = version < FORMAT_VERSION ? ': export it with the release that wrote it and import the snapshot with this one' : ''
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: folder format version ${version} is not supported; this release reads version ${FORMAT_VERSION}${advice}`)
   }
   const fields = readParameterFields(view, location)
   const pageBytes = view.getUint32(24, true)

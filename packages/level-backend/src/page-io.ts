@@ -1,6 +1,7 @@
 import type { Database } from './database.js'
 import type { PageCache } from './page-cache.js'
 import type { PageGeometry } from './page-geometry.js'
+import type { PageVersions } from './page-versions.js'
 import { popcount } from './popcount.js'
 import { decodePage, encodePage, PAGE_RANGE, parsePageKey } from './records.js'
 
@@ -12,7 +13,11 @@ const WRITE_BATCH_BYTES = 4 * 2 ** 20
  */
 const STEP_BYTES = 4 * 2 ** 20
 
-/** Moves pages between LevelDB and the page cache: loading (with eviction), ranges, checkpoint writes, counting. */
+/**
+ * Moves pages between LevelDB and the page cache: loading (with eviction), ranges, checkpoint
+ * writes, counting. Every page read is checked against its version, so a page LevelDB lost is an
+ * error (`BLOOM_DATA_LOST`), never a page of zeros.
+ */
 export class PageIO {
   /** Pages per step when working through more pages than the cache holds. */
   readonly stepPages: number
@@ -22,6 +27,7 @@ export class PageIO {
     readonly db: Database,
     readonly cache: PageCache,
     readonly geometry: PageGeometry,
+    readonly versions: PageVersions,
     /** Whether eviction writes fsync. */
     private readonly sync: boolean,
   ) {
@@ -30,11 +36,13 @@ export class PageIO {
 
   /** Loads pages (numbers not held) into slots freed by CLOCK, writing dirty victims first in one batch. */
   async load(pages: number[]): Promise<void> {
-    const { cache, geometry } = this
+    const { cache, geometry, versions } = this
     const victims = cache.chooseVictims(pages.length, pages)
     const writes: { type: 'put'; key: string; value: Uint8Array }[] = []
     for (const slot of victims) {
-      if (cache.dirty[slot] === 1) writes.push({ type: 'put', key: geometry.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })
+      if (cache.dirty[slot] === 0) continue
+      const page = cache.pageOf[slot]
+      writes.push({ type: 'put', key: geometry.keyOf(page), value: encodePage(cache.view(slot), versions.next(page)) })
     }
     const [values] = await Promise.all([
       // fillCache: false, since the page cache holds what was read; LevelDB's block cache would double it.
@@ -48,8 +56,9 @@ export class PageIO {
       const shard = geometry.shardOf(page)
       const index = page - shard * geometry.pagesPerShard
       const length = geometry.pageLength(index)
-      const bytes = value === undefined ? undefined : decodePage(this.location, shard, index, length, value)
-      cache.install(victims[j], page, length, bytes)
+      const stored = value === undefined ? undefined : decodePage(this.location, shard, index, length, value)
+      versions.check(this.location, page, shard, index, stored?.version)
+      cache.install(victims[j], page, length, stored?.bytes)
     }
   }
 
@@ -88,7 +97,7 @@ export class PageIO {
 
   /** Writes every dirty page, fsynced, in batches of a few MiB so that memory stays bounded. */
   async writeDirty(): Promise<void> {
-    const { cache, geometry } = this
+    const { cache, geometry, versions } = this
     let ops: { type: 'put'; key: string; value: Uint8Array }[] = []
     let bytes = 0
     let written: number[] = []
@@ -102,7 +111,8 @@ export class PageIO {
     }
     for (let slot = 0; slot < cache.capacity && cache.dirtyCount > 0; slot++) {
       if (cache.dirty[slot] === 0) continue
-      ops.push({ type: 'put', key: geometry.keyOf(cache.pageOf[slot]), value: encodePage(cache.view(slot)) })
+      const page = cache.pageOf[slot]
+      ops.push({ type: 'put', key: geometry.keyOf(page), value: encodePage(cache.view(slot), versions.next(page)) })
       written.push(slot)
       bytes += geometry.pageBytes
       if (bytes >= WRITE_BATCH_BYTES) await flush()
@@ -110,18 +120,33 @@ export class PageIO {
     await flush()
   }
 
-  /** Set bits per shard: held pages from the cache, the rest streamed from LevelDB one page at a time. */
+  /**
+   * Set bits per shard: held pages from the cache, the rest streamed from LevelDB one page at a
+   * time, each checked against its version; a page with a version that is not there is lost.
+   */
   async scanCounts(shards: number): Promise<Float64Array> {
     const counts = new Float64Array(shards)
-    const { cache, geometry } = this
+    const { cache, geometry, versions } = this
     for (let slot = 0; slot < cache.capacity; slot++) {
       const page = cache.pageOf[slot]
       if (page >= 0) counts[geometry.shardOf(page)] += popcount(cache.view(slot))
     }
+    const seen = new Uint8Array(geometry.pages)
     for await (const [key, value] of this.db.iterator(PAGE_RANGE)) {
-      const { shard, page } = parsePageKey(key)
-      if (cache.slotOf[shard * geometry.pagesPerShard + page] >= 0) continue
-      counts[shard] += popcount(decodePage(this.location, shard, page, geometry.pageLength(page), value))
+      const { shard, page: index } = parsePageKey(key)
+      const page = shard * geometry.pagesPerShard + index
+      if (shard >= shards || index >= geometry.pagesPerShard) continue
+      seen[page] = 1
+      if (cache.slotOf[page] >= 0) continue
+      const stored = decodePage(this.location, shard, index, geometry.pageLength(index), value)
+      versions.check(this.location, page, shard, index, stored.version)
+      counts[shard] += popcount(stored.bytes)
+    }
+    for (let page = 0; page < geometry.pages; page++) {
+      if (seen[page] === 0 && cache.slotOf[page] < 0) {
+        const shard = geometry.shardOf(page)
+        versions.check(this.location, page, shard, page - shard * geometry.pagesPerShard, undefined)
+      }
     }
     return counts
   }

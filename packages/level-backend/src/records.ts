@@ -5,9 +5,14 @@ import { corruptStore } from './errors.js'
  * The records of a filter's folder (a LevelDB database, or an IndexedDB store), apart from the
  * metadata (metadata.ts). Keys are short strings:
  * - `meta`: the parameters and page size, written once at create.
- * - `p<shard:4 hex><page:8 hex>`: one page of a shard's bits plus a CRC-32; absent pages are all zero.
+ * - `p<shard:4 hex><page:8 hex>`: one page of a shard's bits, its version and a CRC-32; a page
+ *   never written is absent and all zero.
+ * - `v<chunk:6 hex>`: the versions of 4096 pages as of the last checkpoint (page-versions.ts): a
+ *   page older than its recorded version, or missing while its version is not 0, was lost.
  * - `l<seq:12 hex>`: one log record, the keys an `add`/`addMany` batch made new, until a checkpoint
  *   folds them into pages.
+ * - `checkpoint`: the sequence number the log starts at (records before it were folded into
+ *   pages); the log must run from there without a gap.
  * - `counts`: set bits per shard as of the last checkpoint, trusted only when no log is left to
  *   replay (so a clean reopen answers `estimateCount` without reading every page).
  * - `importing`: set while an import streams pages in, so a half-imported folder never opens.
@@ -18,12 +23,16 @@ import { corruptStore } from './errors.js'
 export const META_KEY = 'meta'
 /** Key of the per-shard set-bit counts. */
 export const COUNTS_KEY = 'counts'
+/** Key of the checkpoint record (where the log starts). */
+export const CHECKPOINT_KEY = 'checkpoint'
 /** Key of the marker an unfinished import leaves. */
 export const IMPORTING_KEY = 'importing'
 /** Range of page keys, for iterators (`gte`/`lt`). */
 export const PAGE_RANGE = { gte: 'p', lt: 'q' } as const
 /** Range of log keys, for iterators. */
 export const LOG_RANGE = { gte: 'l', lt: 'm' } as const
+/** Range of page-version chunk keys, for iterators. */
+export const VERSIONS_RANGE = { gte: 'v', lt: 'w' } as const
 const LOG_MAGIC = 0x474c4b42 // "BKLG"
 
 /** Key of page `page` (counted from 0 within the shard) of shard `shard`. */
@@ -46,26 +55,86 @@ export function parseLogKey(key: string): number {
   return parseInt(key.slice(1), 16)
 }
 
-/** A page as stored: its bytes followed by their CRC-32 (little-endian). */
-export function encodePage(bytes: Uint8Array): Uint8Array {
-  const value = new Uint8Array(bytes.length + 4)
+/** Key of page-version chunk `chunk`. */
+export function versionsKey(chunk: number): string {
+  return `v${chunk.toString(16).padStart(6, '0')}`
+}
+
+/** Chunk number of a page-version key. */
+export function parseVersionsKey(key: string): number {
+  return parseInt(key.slice(1), 16)
+}
+
+/** A page as stored: its bytes, its version (u32) and a CRC-32 of both (little-endian). */
+export function encodePage(bytes: Uint8Array, version: number): Uint8Array {
+  const length = bytes.length
+  const value = new Uint8Array(length + 8)
   value.set(bytes)
-  new DataView(value.buffer).setUint32(bytes.length, crc32(bytes), true)
+  const view = new DataView(value.buffer)
+  view.setUint32(length, version, true)
+  view.setUint32(length + 4, crc32(value.subarray(0, length + 4)), true)
+  return value
+}
+
+/** A stored page: its bits (a view into the stored value) and its version. */
+export interface StoredPage {
+  readonly bytes: Uint8Array
+  readonly version: number
+}
+
+/**
+ * A stored page's bytes and version, after checking its length and CRC-32.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` naming the page.
+ */
+export function decodePage(location: string, shard: number, page: number, length: number, value: Uint8Array): StoredPage {
+  if (value.length !== length + 8) {
+    throw corruptStore(location, `page ${page} of shard ${shard} is ${value.length} bytes, expected ${length + 8}`)
+  }
+  const view = new DataView(value.buffer, value.byteOffset + length, 8)
+  if (view.getUint32(4, true) !== crc32(value.subarray(0, length + 4))) throw corruptStore(location, `page ${page} of shard ${shard} fails its CRC-32 check`)
+  return { bytes: value.subarray(0, length), version: view.getUint32(0, true) }
+}
+
+/** The checkpoint record: the log's first sequence number (float64) and a CRC-32. */
+export function encodeCheckpoint(logStart: number): Uint8Array {
+  const value = new Uint8Array(12)
+  const view = new DataView(value.buffer)
+  view.setFloat64(0, logStart, true)
+  view.setUint32(8, crc32(value.subarray(0, 8)), true)
   return value
 }
 
 /**
- * A stored page's bytes (a view into `value`), after checking its length and CRC-32.
- * @throws BloomError `BLOOM_CORRUPT_STORE` naming the page.
+ * Reads the checkpoint record.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length, CRC-32 or value.
  */
-export function decodePage(location: string, shard: number, page: number, length: number, value: Uint8Array): Uint8Array {
-  if (value.length !== length + 4) {
-    throw corruptStore(location, `page ${page} of shard ${shard} is ${value.length} bytes, expected ${length + 4}`)
+export function decodeCheckpoint(location: string, value: Uint8Array): number {
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
+  if (value.length !== 12 || view.getUint32(8, true) !== crc32(value.subarray(0, 8))) throw corruptStore(location, 'the checkpoint record fails its CRC-32 check')
+  const logStart = view.getFloat64(0, true)
+  if (!Number.isSafeInteger(logStart) || logStart < 0) throw corruptStore(location, `the checkpoint record holds an impossible sequence number ${logStart}`)
+  return logStart
+}
+
+/** Page versions as stored: u32 little-endian each, then a CRC-32. */
+export function encodeVersions(versions: Uint32Array): Uint8Array {
+  const value = new Uint8Array(versions.length * 4 + 4)
+  const view = new DataView(value.buffer)
+  for (let i = 0; i < versions.length; i++) view.setUint32(i * 4, versions[i], true)
+  view.setUint32(versions.length * 4, crc32(value.subarray(0, versions.length * 4)), true)
+  return value
+}
+
+/**
+ * Reads `count` page versions of chunk `chunk` into `into` from index `at`.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length or CRC-32.
+ */
+export function decodeVersions(location: string, chunk: number, count: number, value: Uint8Array, into: Uint32Array, at: number): void {
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
+  if (value.length !== count * 4 + 4 || view.getUint32(count * 4, true) !== crc32(value.subarray(0, count * 4))) {
+    throw corruptStore(location, `page-version record ${chunk} fails its length or CRC-32 check`)
   }
-  const bytes = value.subarray(0, length)
-  const stored = new DataView(value.buffer, value.byteOffset + length, 4).getUint32(0, true)
-  if (stored !== crc32(bytes)) throw corruptStore(location, `page ${page} of shard ${shard} fails its CRC-32 check`)
-  return bytes
+  for (let i = 0; i < count; i++) into[at + i] = view.getUint32(i * 4, true)
 }
 
 /** Keys made new by one `setBits` call: `count` keys, each a shard and `hashes` positions. */

@@ -63,3 +63,21 @@ test('in the browser too: a missing name is BLOOM_NOT_FOUND, another filter is B
   await expect(LevelBloomFilter.import(target, bad)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_SNAPSHOT' })
   await expect(LevelBloomFilter.open(target)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
 })
+
+test('in IndexedDB too, a page that vanished is BLOOM_DATA_LOST naming it, never a page of zeros', async () => {
+  const name = nameOf('lost-page')
+  const filter = await LevelBloomFilter.create(name, { capacity: 20_000, errorRate: 0.01, pageBytes: 4096 })
+  const added = keys('in', 5000)
+  await filter.addMany(added)
+  await filter.close()
+  // Delete one page record behind the filter's back, as a lost write would leave it.
+  const { Level } = await import('level')
+  const raw = new Level<string, Uint8Array>(name, { valueEncoding: 'view' })
+  await raw.open()
+  const pages = await raw.keys({ gte: 'p', lt: 'q' }).all()
+  await raw.del(pages[0])
+  await raw.close()
+  const again = await LevelBloomFilter.open(name)
+  await expect(again.hasMany(added)).rejects.toMatchObject({ code: 'BLOOM_DATA_LOST', message: expect.stringContaining('page 0 of shard 0 is missing') })
+  await again.close()
+})

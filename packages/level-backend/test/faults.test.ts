@@ -1,0 +1,218 @@
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { Level } from 'level'
+import { BloomError } from '@bloomkit/core'
+import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { buildForChild } from './support/child-build.js'
+import { runChild } from './support/run-child.js'
+import { tempFolders } from './support/temp-folders.js'
+
+// Damage as a bad copy, a full disk or a failing disk leaves it, done to real LevelDB folders.
+// Every case asserts the one promise: opening and reading the filter either finds every key whose
+// add resolved, or fails with a coded BloomError naming the folder. Never "absent" for a key held.
+
+const folders = tempFolders()
+let build: ReturnType<typeof buildForChild>
+beforeAll(() => {
+  build = buildForChild()
+})
+afterAll(() => {
+  build?.remove()
+  folders.removeAll()
+})
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
+const DAMAGE_CODES = ['BLOOM_CORRUPT_STORE', 'BLOOM_DATA_LOST', 'BLOOM_STORE_UNAVAILABLE']
+
+type Outcome = { error: BloomError } | { missing: number }
+
+/** Opens the folder, asks for every key and reads every page; the error, or how many keys read absent. */
+async function outcome(folder: string, added: readonly string[]): Promise<Outcome> {
+  try {
+    const filter = await LevelBloomFilter.open(folder)
+    try {
+      const found = await filter.hasMany(added)
+      for await (const chunk of filter.exportChunks()) expect(chunk.length).toBeGreaterThan(0)
+      await filter.estimateCount()
+      return { missing: found.filter((x) => !x).length }
+    } finally {
+      await filter.close().catch(() => {})
+    }
+  } catch (error) {
+    if (!(error instanceof BloomError)) throw error
+    return { error }
+  }
+}
+
+/** "A coded error or every key present", with the case named in the failure. */
+function expectNoSilentLoss(result: Outcome, folder: string, what: string): void {
+  if ('error' in result) {
+    expect(DAMAGE_CODES, `${what}: ${result.error.code} ${result.error.message}`).toContain(result.error.code)
+    expect(result.error.message, what).toContain(folder)
+  } else {
+    expect(result.missing, `${what}: keys read absent without an error`).toBe(0)
+  }
+}
+
+/** The folder's files ending in `suffix`, largest number last. */
+function filesOf(folder: string, suffix: string): string[] {
+  return readdirSync(folder).filter((name) => name.endsWith(suffix)).sort().map((name) => join(folder, name))
+}
+
+function flipBytes(file: string, at: number): void {
+  const bytes = readFileSync(file)
+  const i = Math.min(Math.max(0, at), bytes.length - 2)
+  bytes[i] ^= 0xff
+  bytes[i + 1] ^= 0xff
+  writeFileSync(file, bytes)
+}
+
+/** Opens the folder with plain LevelDB (the filter must be closed), to damage its records one by one. */
+async function withRaw<T>(folder: string, body: (db: Level<string, Uint8Array>) => Promise<T>): Promise<T> {
+  const db = new Level<string, Uint8Array>(folder, { valueEncoding: 'view' })
+  await db.open()
+  try {
+    return await body(db)
+  } finally {
+    await db.close()
+  }
+}
+
+describe('damaged LevelDB files', () => {
+  // 200 000 keys in batches of 10 000: about 6 MiB of log records, more than LevelDB's 4 MiB
+  // memtable, so the folder has both a .ldb table and a .log holding the newest writes.
+  const added = keys('k', 200_000)
+  let source: string
+  beforeAll(async () => {
+    source = folders.path()
+    const filter = await LevelBloomFilter.create(source, { capacity: 200_000, errorRate: 0.01 })
+    for (let i = 0; i < added.length; i += 10_000) await filter.addMany(added.slice(i, i + 10_000))
+    await filter.close()
+    expect(filesOf(source, '.log').length).toBeGreaterThan(0)
+    expect(filesOf(source, '.ldb').length).toBeGreaterThan(0)
+  }, 60_000)
+
+  function damaged(damage: (folder: string) => void): string {
+    const folder = folders.path()
+    cpSync(source, folder, { recursive: true })
+    damage(folder)
+    return folder
+  }
+
+  const cases: [string, string, (file: string) => void][] = [
+    ['.log', 'two bytes flipped at its end', (file) => flipBytes(file, statSync(file).size - 3)],
+    ['.log', 'two bytes flipped a third of the way in', (file) => flipBytes(file, Math.floor(statSync(file).size / 3))],
+    ['.log', 'two bytes flipped two thirds of the way in', (file) => flipBytes(file, Math.floor((statSync(file).size * 2) / 3))],
+    ['.log', 'deleted', (file) => rmSync(file)],
+    ['.log', 'cut in half', (file) => truncateSync(file, Math.floor(statSync(file).size / 2))],
+    ['.ldb', 'deleted', (file) => rmSync(file)],
+    ['.ldb', 'cut in half', (file) => truncateSync(file, Math.floor(statSync(file).size / 2))],
+    ...[0.05, 0.25, 0.5, 0.75, 0.95, 0.999].map(
+      (at) => ['.ldb', `two bytes flipped at ${at * 100} % of it`, (file: string) => flipBytes(file, Math.floor(statSync(file).size * at))] as [string, string, (file: string) => void],
+    ),
+  ]
+
+  test.each(['.log', '.ldb'])('the newest %s file flipped, deleted or cut in half: a coded error or every key present', async (suffix) => {
+    for (const [kind, what, damage] of cases) {
+      if (kind !== suffix) continue
+      const folder = damaged((f) => damage(filesOf(f, suffix).at(-1)!))
+      expectNoSilentLoss(await outcome(folder, added), folder, `${suffix} ${what}`)
+    }
+  }, 60_000)
+})
+
+describe('records LevelDB drops', () => {
+  // LevelDB skips a log block it cannot read and carries on with later writes; these cases drop
+  // or roll back exactly one record the way that can, and check that it is noticed.
+  async function filterWith(batches: number, options = {}): Promise<{ folder: string; added: string[] }> {
+    const folder = folders.path()
+    const filter = await LevelBloomFilter.create(folder, { capacity: 50_000, errorRate: 0.01, ...options })
+    const added: string[] = []
+    for (let i = 0; i < batches; i++) {
+      const batch = keys(`b${i}`, 2000)
+      await filter.addMany(batch)
+      added.push(...batch)
+    }
+    await filter.close()
+    return { folder, added }
+  }
+
+  test('a page that is missing, though it was written, is BLOOM_DATA_LOST naming it, not a page of zeros', async () => {
+    const { folder, added } = await filterWith(5)
+    const [page] = await withRaw(folder, async (db) => {
+      const pages = await db.keys({ gte: 'p', lt: 'q' }).all()
+      await db.del(pages[0])
+      return pages
+    })
+    const result = await outcome(folder, added)
+    expect(result).toMatchObject({ error: { code: 'BLOOM_DATA_LOST', message: expect.stringMatching(/page 0 of shard 0 is missing.*restore.*rebuild/s) } })
+    expect(page).toBe('p000000000000')
+  })
+
+  test('a page rolled back to an older version (its newer write lost, the log already folded in) is BLOOM_DATA_LOST', async () => {
+    const { folder, added } = await filterWith(2)
+    const older = await withRaw(folder, async (db) => db.get('p000000000000'))
+    const filter = await LevelBloomFilter.open(folder)
+    const more = keys('later', 4000)
+    await filter.addMany(more)
+    await filter.close()
+    await withRaw(folder, (db) => db.put('p000000000000', older!))
+    const result = await outcome(folder, [...added, ...more])
+    expect(result).toMatchObject({ error: { code: 'BLOOM_DATA_LOST', message: expect.stringContaining('page 0 of shard 0 is version 1') } })
+  })
+
+  test('a log record missing from the middle of the log (a crash left it to replay) is BLOOM_DATA_LOST', async () => {
+    const folder = folders.path()
+    // A child adds batches and is killed, so the log is left for the next open to replay.
+    const child = runChild(build.entry, 'load', folder, { batchKeys: 2000, capacity: 50_000 })
+    await child.waitFor((line) => line === 'added 5')
+    child.process.kill('SIGKILL')
+    await child.exited
+    const logs = await withRaw(folder, async (db) => {
+      const records = await db.keys({ gte: 'l', lt: 'm' }).all()
+      await db.del(records[2])
+      return records
+    })
+    expect(logs.length).toBeGreaterThan(4)
+    const result = await outcome(folder, keys('b0', 2000))
+    expect(result).toMatchObject({ error: { code: 'BLOOM_DATA_LOST', message: expect.stringContaining('log record') } })
+  })
+
+  test('create() on a folder whose records LevelDB lost (its whole .log deleted) is BLOOM_DATA_LOST, not a new empty filter', async () => {
+    // A small filter: every record is still in LevelDB's .log when it closes.
+    const { folder, added } = await filterWith(1)
+    for (const file of filesOf(folder, '.log')) rmSync(file)
+    for (const file of filesOf(folder, '.ldb')) rmSync(file)
+    await expect(LevelBloomFilter.create(folder, { capacity: 50_000, errorRate: 0.01 })).rejects.toMatchObject({ code: 'BLOOM_DATA_LOST' })
+    expectNoSilentLoss(await outcome(folder, added), folder, 'every record gone')
+    expect(await outcome(folder, added)).toMatchObject({ error: { code: 'BLOOM_DATA_LOST' } })
+  })
+})
+
+describe('a process killed mid-load', () => {
+  test('killed, then its .log cut short or flipped: a coded error or every resolved key present', async () => {
+    const base = folders.path()
+    const child = runChild(build.entry, 'load', base, { batchKeys: 2000 })
+    await child.waitFor((line) => line === 'added 30')
+    child.process.kill('SIGKILL')
+    await child.exited
+    let resolved = -1
+    for (const line of child.lines) if (line.startsWith('added ')) resolved = Math.max(resolved, Number(line.slice(6)))
+    const added: string[] = []
+    for (let i = 0; i <= resolved; i++) added.push(...keys(`b${i}`, 2000))
+    const damages: [string, (file: string) => void][] = [
+      ['cut to 90 %', (file) => truncateSync(file, Math.floor(statSync(file).size * 0.9))],
+      ['cut in half', (file) => truncateSync(file, Math.floor(statSync(file).size / 2))],
+      ['two bytes flipped in the middle', (file) => flipBytes(file, Math.floor(statSync(file).size / 2))],
+    ]
+    for (const [what, damage] of damages) {
+      const folder = folders.path()
+      cpSync(base, folder, { recursive: true })
+      damage(filesOf(folder, '.log').at(-1)!)
+      expectNoSilentLoss(await outcome(folder, added), folder, `.log ${what}`)
+    }
+    // Undamaged, the same folder holds every key that resolved.
+    expect(await outcome(base, added)).toEqual({ missing: 0 })
+  }, 60_000)
+})
