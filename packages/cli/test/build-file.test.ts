@@ -87,6 +87,19 @@ describe('bloomkit build into a snapshot file', () => {
     expect(Buffer.from(payloadOf(at('jsonl.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
   })
 
+  test('standard input larger than --memory is spilled through a temporary LevelDB filter, same bits', async () => {
+    const keys = million.slice(0, 200_000)
+    const args = ['build', '-', '--out', at('spill.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--shards', '8', '--memory', '1M', '--json']
+    const result = await runCli(args, { input: `${keys.join('\n')}\n` })
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    const summary = JSON.parse(result.stdout)
+    expect(summary.keys).toBe(200_000)
+    const filter = await MemoryBloomFilter.fromParameters(summary.parameters)
+    filter.addMany(keys)
+    expect(Buffer.from(payloadOf(at('spill.blmk'))).equals(Buffer.from(filter.export().subarray(40, -4)))).toBe(true)
+  })
+
   test('standard input', async () => {
     const result = await runCli(['build', '-', '--out', at('stdin.blmk'), '--capacity', '100', '--error-rate', '0.01'], { input: 'one\ntwo\n' })
     expect(result.code).toBe(0)

@@ -13,7 +13,7 @@ import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
 import { parametersFromFlags } from '../sizing.js'
 import { existingRedisFilter, requireName, storedParameters, writeLevel, writeRedis, writeSnapshotFile } from '../stores.js'
-import { closeRedis, connectRedis, parseTarget, type Target } from '../targets.js'
+import { closeRedis, connectRedis, parseTarget, redact, type Target } from '../targets.js'
 
 interface BuildOptions {
   out: string
@@ -128,7 +128,7 @@ async function build(input: string, options: BuildOptions): Promise<void> {
   }
   const seconds = (performance.now() - started) / 1000
   const summary = {
-    target: target.text,
+    target: target.kind === 'redis' ? redact(target.text) : target.text,
     name,
     keys: counts.keys,
     skipped: counts.skipped,
@@ -140,7 +140,7 @@ async function build(input: string, options: BuildOptions): Promise<void> {
   if (options.json === true) console.log(JSON.stringify(summary, null, 2))
   else if (options.quiet !== true) {
     console.error(
-      `built ${target.text}${name === undefined ? '' : ` (${name})`}: ${counts.keys.toLocaleString('en-US')} keys` +
+      `built ${summary.target}${name === undefined ? '' : ` (${name})`}: ${counts.keys.toLocaleString('en-US')} keys` +
         `${counts.skipped > 0 ? ` (${counts.skipped} blank skipped)` : ''} in ${seconds.toFixed(1)} s, ` +
         `${summary.keysPerSecond.toLocaleString('en-US')} keys/s${summary.passes > 1 ? `, ${summary.passes} passes` : ''}`,
     )
