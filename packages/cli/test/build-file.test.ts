@@ -138,6 +138,27 @@ describe('bloomkit build: bad input leaves no target behind', () => {
     noTemp()
   })
 
+  test('Ctrl-C (SIGINT) mid-build: exit 130, the target untouched, no temporary file', async () => {
+    writeFileSync(at('interrupted.blmk'), 'old contents')
+    const result = await runCli(['build', '-', '--out', at('interrupted.blmk'), '--replace', ...sizing], {
+      onStart: (child) => {
+        child.stdin!.write('a\n')
+        // Once the temporary file exists the build is under way (and its signal handler installed).
+        const poll = setInterval(() => {
+          if (!readdirSync(folder.path).some((name) => name.startsWith('.interrupted.blmk.'))) return
+          clearInterval(poll)
+          child.kill('SIGINT')
+          // The next block of input notices the signal.
+          setTimeout(() => child.stdin!.end('b\n'), 200)
+        }, 20)
+      },
+    })
+    expect(result.stderr).toMatch(/interrupted by SIGINT; the target is left as it was/)
+    expect(result.code).toBe(130)
+    expect(readFileSync(at('interrupted.blmk'), 'utf8')).toBe('old contents')
+    noTemp()
+  })
+
   test('an existing file is kept without --replace, and replaced with it', async () => {
     writeFileSync(at('keep.txt'), 'old\n')
     writeFileSync(at('new.txt'), 'new\n')

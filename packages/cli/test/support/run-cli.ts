@@ -41,7 +41,8 @@ export function runCli(args: readonly string[], options: RunOptions = {}): Promi
       resolve({ code, stdout: stdoutBytes.toString('utf8'), stdoutBytes, stderr: Buffer.concat(err).toString('utf8') })
     })
     child.stdin!.on('error', () => {})
-    child.stdin!.end(options.input ?? '')
+    // With onStart, the caller writes and ends standard input itself.
+    if (options.onStart === undefined) child.stdin!.end(options.input ?? '')
     options.onStart?.(child)
   })
 }
