@@ -53,17 +53,3 @@ export function callRedis<T>(promise: Promise<T>, timeout: number, what: string)
     throw storeError(error, what)
   })
 }
-
-/** `BLOOM_INVALID_PARAMETER` naming the parameter, the allowed range and what was given. */
-export function invalidParameter(name: string, allowed: string, got: unknown): BloomError {
-  const shown = typeof got === 'string' ? JSON.stringify(got.length > 40 ? `${got.slice(0, 40)}…` : got) : got === null || typeof got !== 'object' ? String(got) : Object.prototype.toString.call(got)
-  return new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be ${allowed}; got ${shown}`)
-}
-
-/** Asserts an integer in [min, max]. */
-export function checkInteger(name: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalidParameter(name, `an integer from ${min} to ${max}`, value)
-  }
-  return value
-}

@@ -1,6 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { SnapshotReader } from '@bloomkit/core/store'
-import { invalidParameter } from './errors.js'
+import { invalidParameter, SnapshotReader } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, unlockMeta } from './meta.js'

@@ -1,4 +1,4 @@
-import { invalidParameter } from './errors.js'
+import { invalidParameter } from '@bloomkit/core/store'
 
 /** Hash slots of a Redis Cluster. */
 const SLOTS = 16_384

@@ -1,7 +1,6 @@
-import { checkParameters, shardBitsOf } from '@bloomkit/core/store'
+import { checkInteger, checkParameters, invalidParameter, shardBitsOf } from '@bloomkit/core/store'
 import { sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import type { Cluster, Redis } from 'ioredis'
-import { checkInteger, invalidParameter } from './errors.js'
 
 /** A connected ioredis client: standalone (`Redis`) or `Cluster`, with the user's own options. */
 export type RedisClient = Redis | Cluster

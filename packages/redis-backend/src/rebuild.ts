@@ -1,6 +1,5 @@
-import { PositionBatch } from '@bloomkit/core/store'
+import { invalidParameter, PositionBatch } from '@bloomkit/core/store'
 import type { BloomKey } from '@bloomkit/core'
-import { invalidParameter } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import { lockMeta, unlockMeta } from './meta.js'
 import type { RedisBitStore } from './redis-bit-store.js'

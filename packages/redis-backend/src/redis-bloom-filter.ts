@@ -1,6 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
-import { createKeyHasher, type BitStore } from '@bloomkit/core/store'
-import { checkInteger } from './errors.js'
+import { checkInteger, createKeyHasher, type BitStore } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { checkName, KeyNames } from './key-names.js'

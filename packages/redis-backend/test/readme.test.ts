@@ -1,62 +1,36 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { afterAll, expect, inject, test } from 'vitest'
+import { afterAll, describe, expect, inject, test } from 'vitest'
+import { instrument, tsBlocks, type Claims } from '../../../test-support/readme-snippets.js'
 
-const readme = fileURLToPath(new URL('../README.md', import.meta.url))
-const dir = fileURLToPath(new URL('./.readme-snippets/', import.meta.url))
+/** The Redis examples: this package's README, and the root README's Redis quick start. */
+const READMES = ['../README.md', '../../../README.md']
+const workDir = fileURLToPath(new URL('./.readme-snippets/', import.meta.url))
 
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
+afterAll(() => rm(workDir, { recursive: true, force: true }))
 
-/**
- * Turns a README block into a module: the documented addresses become the throwaway servers',
- * and every line ending in `// → value` asserts that its expression equals the value.
- */
-function toModule(code: string): string {
+/** The README's addresses become the throwaway servers'. */
+function onTestServers(code: string): string {
   const { host, port } = inject('redisStandalone')
   const node = inject('redisCluster')[0]
-  const body = code
+  return code
     .replace(/\{ host: 'localhost', port: 6379/g, `{ host: '${host}', port: ${port}`)
     .replace(/\[\{ host: 'localhost', port: 7000 \}\]/g, JSON.stringify([node]))
-    .split('\n')
-    .map((line) => {
-      const match = /^(\s*);?(.*?)\s*\/\/ → (.+)$/.exec(line)
-      return match ? `${match[1]}__expect(await (${match[2]}), ${match[3]}, ${JSON.stringify(match[2])})` : line
-    })
-    .join('\n')
-  return `import { expect as __vitestExpect } from 'vitest'
-const __expect = (actual: unknown, expected: unknown, what: string) => __vitestExpect(actual, what).toEqual(expected)
-${body}
-export {}
-`
 }
 
-const blocksOf = async (path: string) => [...(await readFile(path, 'utf8')).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
-const blocks = await blocksOf(readme)
-// The root README's Redis quick start runs here too, against the same throwaway server.
-const rootBlocks = (await blocksOf(fileURLToPath(new URL('../../../README.md', import.meta.url)))).filter((b) => b.includes('@bloomkit/redis-backend'))
-
-test('the README has examples, each with checked results', () => {
-  expect(blocks.length).toBeGreaterThanOrEqual(5)
-  for (const block of blocks) expect(block).toMatch(/\/\/ → /)
-})
-
-test.each(blocks.map((block, i) => [i + 1, block] as const))('README example %i runs and its results hold', async (i, block) => {
-  await mkdir(dir, { recursive: true })
-  const file = `${dir}example-${i}.ts`
-  await writeFile(file, toModule(block))
-  await import(/* @vite-ignore */ file)
-})
-
-test('the root README has a Redis quick start with checked results', () => {
-  expect(rootBlocks.length).toBe(1)
-  expect(rootBlocks[0]).toMatch(/\/\/ → /)
-})
-
-test.each(rootBlocks.map((block, i) => [i + 1, block] as const))('root README Redis example %i runs and its results hold', async (i, block) => {
-  await mkdir(dir, { recursive: true })
-  const file = `${dir}root-example-${i}.ts`
-  await writeFile(file, toModule(block))
-  await import(/* @vite-ignore */ file)
+describe.each(READMES.map((readme, index) => [readme, index] as const))('%s', (readme, index) => {
+  const blocks = tsBlocks(new URL(readme, import.meta.url)).filter((code) => code.includes('@bloomkit/redis-backend'))
+  test('has Redis examples, each with checked results', () => {
+    expect(blocks.length).toBeGreaterThan(0)
+    for (const code of blocks) expect(instrument(code)).toMatch(/__claims\.push/)
+  })
+  test.each(blocks.map((code, i) => [i + 1, code] as const))('example %i runs and every `// value` holds', async (i, code) => {
+    await mkdir(workDir, { recursive: true })
+    // One file per README and example: import() caches modules by path.
+    const file = `${workDir}readme${index}_example${i}.ts`
+    await writeFile(file, instrument(onTestServers(code)))
+    const { __claims } = (await import(/* @vite-ignore */ file)) as { __claims: Claims }
+    expect(__claims.length).toBeGreaterThan(0)
+    for (const [expression, actual, claimed] of __claims) expect(actual, expression).toEqual(claimed)
+  })
 })
