@@ -1,8 +1,9 @@
+import { BloomError } from '@bloomkit/core'
 import { shardBytesOf } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import type { KeyNames } from './key-names.js'
-import { dropMeta, unlockMeta } from './meta.js'
+import { CHECKED_FIELDS, checkedValues, dropMeta, unlockMeta } from './meta.js'
 import type { RedisClient } from './options.js'
 import { SET_MARKER, SWAP_SHARD } from './scripts.js'
 
@@ -59,6 +60,8 @@ export class ShardGenerations {
   readonly markerPlain: Buffer
   /** The marker of a live shard key while a rebuild copies writes to the next generation. */
   readonly markerFlagged: Buffer
+  /** The meta's checked fields as this instance knows them. */
+  private readonly metaValues: string[]
 
   constructor(client: RedisClient, names: KeyNames, parameters: FilterParameters, epoch: number, timeout: number) {
     this.client = client
@@ -70,6 +73,52 @@ export class ShardGenerations {
     this.marker = epoch * 2
     this.markerPlain = markerBytes(this.marker)
     this.markerFlagged = markerBytes(this.marker + 1)
+    this.metaValues = checkedValues(parameters, epoch)
+  }
+
+  /**
+   * Compares the meta hash's checked fields with those this instance works with, so that a meta
+   * changed under an open filter (a migration script editing `seed`) fails the call instead of
+   * leaving instances that disagree. One HMGET, sent beside a batch's own commands.
+   * @throws BloomError `BLOOM_CORRUPT_STORE` for changed fields, `BLOOM_DATA_LOST` when the meta
+   *   is gone or belongs to a filter created again under the name.
+   */
+  async verifyMeta(what: string): Promise<void> {
+    const stored = await this.call(this.client.hmget(this.names.meta, ...CHECKED_FIELDS), what)
+    const expected = this.metaValues
+    if (stored.every((value, i) => value === expected[i])) return
+    const name = this.names.name
+    if (stored.every((value) => value === null)) {
+      throw new BloomError('BLOOM_DATA_LOST', `${what}: the meta hash of filter "${name}" is gone (destroyed, expired or evicted); recreate or import it`)
+    }
+    const epoch = CHECKED_FIELDS.indexOf('epoch')
+    if (stored[epoch] !== expected[epoch]) {
+      throw new BloomError('BLOOM_DATA_LOST', `${what}: filter "${name}" was destroyed and created again (epoch ${stored[epoch]}, this instance has ${expected[epoch]}); open it anew`)
+    }
+    const changed = CHECKED_FIELDS.filter((_, i) => stored[i] !== expected[i]).map((field, _, all) => `${field} ${JSON.stringify(stored[CHECKED_FIELDS.indexOf(field)])} (opened with ${expected[CHECKED_FIELDS.indexOf(field)]})`)
+    throw new BloomError('BLOOM_CORRUPT_STORE', `${what}: the meta hash of filter "${name}" was changed under this open filter: ${changed.join(', ')}. Restore it; answering would give false negatives`)
+  }
+
+  /**
+   * Checks that the first shard key agrees with the meta (its length and marker), as `open` does:
+   * edited `bits`, `shards` or `epoch` fields are caught here even when the `check` field was
+   * edited to match. A missing shard is left to the calls, which report `BLOOM_DATA_LOST`.
+   * @throws BloomError `BLOOM_CORRUPT_STORE`.
+   */
+  async verifyShardsAgree(what: string): Promise<void> {
+    const key = this.names.shard(0)
+    const [length, marker] = await Promise.all([
+      this.call(this.client.strlen(key), what),
+      this.call(this.client.getrangeBuffer(key, this.shardBytes, this.shardBytes + 3), what),
+    ])
+    if (Number(length) === 0) return
+    const ok = Number(length) === this.shardBytes + 4 && (marker.equals(this.markerPlain) || marker.equals(this.markerFlagged))
+    if (!ok) {
+      throw new BloomError(
+        'BLOOM_CORRUPT_STORE',
+        `${what}: filter "${this.names.name}": its meta hash disagrees with its shards (meta: ${this.shardBytes} bytes a shard and epoch ${this.epoch}; shard 0 holds ${Number(length) - 4} bytes and marker ${marker.toString('hex')}). Restore the meta, or rebuild the filter under a new name`,
+      )
+    }
   }
 
   /** The key of `shard` in `generation`. */

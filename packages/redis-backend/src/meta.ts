@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, formatParameters, HASH_SCHEMES, layoutOfScheme, sameParameters } from '@bloomkit/core/store'
+import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, sameParameters } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
@@ -25,16 +25,25 @@ export interface FilterMeta {
   readonly state: FilterState
 }
 
+/** The meta fields that fix where and how keys are stored; `check` covers them, and every batch compares them. */
+export const CHECKED_FIELDS = ['format', 'scheme', 'seed', 'bits', 'hashes', 'shards', 'epoch'] as const
+
+/** The checked fields' values for a filter, in {@link CHECKED_FIELDS} order. */
+export function checkedValues(parameters: FilterParameters, epoch: number): string[] {
+  return [String(STORE_FORMAT), String(HASH_SCHEMES[parameters.layout]), String(parameters.seed), String(parameters.bits), String(parameters.hashes), String(parameters.shards), String(epoch)]
+}
+
+/** The `check` field: CRC-32 (8 hex digits) of the checked fields' values joined by `|`. */
+export function metaCheck(values: readonly string[]): string {
+  return crc32(new TextEncoder().encode(values.join('|'))).toString(16).padStart(8, '0')
+}
+
 /** The meta hash's fields for a new filter, as ioredis arguments (field, value, …). */
 export function encodeMeta(parameters: FilterParameters, epoch: number, state: FilterState, token: string): string[] {
+  const values = checkedValues(parameters, epoch)
   return [
-    'format', String(STORE_FORMAT),
-    'scheme', String(HASH_SCHEMES[parameters.layout]),
-    'seed', String(parameters.seed),
-    'bits', String(parameters.bits),
-    'hashes', String(parameters.hashes),
-    'shards', String(parameters.shards),
-    'epoch', String(epoch),
+    ...CHECKED_FIELDS.flatMap((field, i) => [field, values[i]]),
+    'check', metaCheck(values),
     'generation', '1',
     'state', state,
     'token', token,
@@ -64,6 +73,16 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   if (fields.format === undefined) throw corrupt('has no "format" field: not a bloomkit filter')
   if (fields.format !== String(STORE_FORMAT)) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
+  }
+  if (fields.check !== undefined) {
+    // Filters created before the check field existed have none; every one since has.
+    const stored = metaCheck(CHECKED_FIELDS.map((field) => fields[field] ?? ''))
+    if (stored !== fields.check) {
+      throw corrupt(
+        `was changed outside bloomkit: its fields ${CHECKED_FIELDS.join(', ')} no longer match its check field (${fields.check}, computed ${stored}). ` +
+          'Restore the original values, or rebuild the filter under a new name from its source',
+      )
+    }
   }
   const layout = layoutOfScheme(fields.scheme, `filter "${name}"`)
   let parameters: FilterParameters

@@ -103,6 +103,7 @@ export class RedisBitStore implements BitStore<false> {
 
   async countBits(): Promise<number[]> {
     this.checkOpen()
+    await this.shards.verifyMeta('countBits')
     const counts = new Array<number>(this.parameters.shards).fill(0)
     await this.shards.forEachShard(async (shard) => {
       counts[shard] = Number(await this.shardScript(COUNT_SHARD, shard, [this.shards.shardBytes - 1], 'countBits'))
@@ -112,6 +113,7 @@ export class RedisBitStore implements BitStore<false> {
 
   async readShard(shard: number, offset: number, length: number): Promise<Uint8Array> {
     this.checkOpen()
+    await this.shards.verifyMeta('readShard')
     const out = new Uint8Array(length)
     for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
       const end = Math.min(length, at + IO_CHUNK_BYTES)
@@ -192,7 +194,9 @@ export class RedisBitStore implements BitStore<false> {
       }
     }
     for (const call of this.blockCalls(blockGroups)) commands.push(set ? this.addByBlocks(batch, call, out) : this.testByBlocks(batch, call, out))
-    await Promise.all(commands)
+    // The meta is compared beside the batch's commands, and its verdict comes first.
+    const settled = await Promise.allSettled([this.shards.verifyMeta(set ? 'add' : 'has'), ...commands])
+    for (const result of settled) if (result.status === 'rejected') throw result.reason
     if (set && this.blockReads) {
       let present = 0
       for (let i = 0; i < batch.size; i++) present += 1 - out[i]

@@ -95,7 +95,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * Opens the existing filter `name`; its parameters come from Redis. Waits (up to `lockWait`)
    * while another process is still creating or importing it.
    * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_LOCKED`, `BLOOM_CORRUPT_STORE` (not a bloomkit
-   *   filter), `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_STORE_UNAVAILABLE`.
+   *   filter, a meta hash changed outside bloomkit, or one that disagrees with its shards),
+   *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<RedisBloomFilter> {
     const client = checkClient(redis)
@@ -103,7 +104,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkOptions(options)
     const timeout = options.timeout ?? 5000
     const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
-    return RedisBloomFilter.over(new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout), options)
+    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
+    await shards.verifyShardsAgree(`open "${name}"`)
+    return RedisBloomFilter.over(shards, options)
   }
 
   /**
