@@ -6,11 +6,14 @@
 import { createHash } from 'node:crypto'
 import type { PositionBatch, ShardGroup } from '@bloomkit/core/store'
 import type { ShardGenerations } from './generations.js'
-import { READ_BLOCKS } from './scripts.js'
+import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS } from './scripts.js'
 
 /** Bytes per block of the blocked layout (a cache line; 512 bits). */
 const BLOCK_BYTES = 64
-const READ_BLOCKS_SHA = createHash('sha1').update(READ_BLOCKS).digest('hex')
+const SCRIPTS = {
+  perSlot: { body: READ_BLOCKS, sha: createHash('sha1').update(READ_BLOCKS).digest('hex') },
+  acrossSlots: { body: READ_BLOCKS_ACROSS_SLOTS, sha: createHash('sha1').update(READ_BLOCKS_ACROSS_SLOTS).digest('hex') },
+}
 
 /** What one block read returns: per shard of the request, whether its marker is flagged, and the blocks. */
 export interface BlockRead {
@@ -21,15 +24,14 @@ export interface BlockRead {
 }
 
 /**
- * Reads the blocks of the keys in `groups` (live shards) with one script call; all the groups'
- * shards must share a Cluster slot unless the client is standalone.
+ * Reads the blocks of the keys in `groups` (live shards) with one script call. On a Cluster the
+ * groups' shards share a slot, or (`acrossSlots`, Redis ≥ 7.0) at least a node.
  * @throws BloomError `BLOOM_DATA_LOST` when a shard lacks its marker, as any other call.
  */
-export async function readBlocks(shards: ShardGenerations, batch: PositionBatch, groups: readonly ShardGroup[], what: string): Promise<BlockRead> {
+export async function readBlocks(shards: ShardGenerations, batch: PositionBatch, groups: readonly ShardGroup[], what: string, acrossSlots = false): Promise<BlockRead> {
   const { positions, hashes } = batch
-  const args: Array<string | number | Buffer> = []
-  for (const group of groups) args.push(shards.names.shard(group.shard))
-  args.push(shards.shardBytes, shards.markerPlain, shards.markerFlagged)
+  const keys = groups.map((group) => shards.names.shard(group.shard))
+  const requests: Buffer[] = []
   let total = 0
   for (const { keys } of groups) {
     const request = Buffer.allocUnsafe(keys.length * 4)
@@ -41,10 +43,19 @@ export async function readBlocks(shards: ShardGenerations, batch: PositionBatch,
       request[4 * k + 2] = (offset >>> 8) & 0xff
       request[4 * k + 3] = offset & 0xff
     }
-    args.push(request)
+    requests.push(request)
     total += keys.length
   }
-  const reply = (await evalScript(shards, groups.length, args, what)) as Buffer
+  const markers = [shards.shardBytes, shards.markerPlain, shards.markerFlagged]
+  let reply: unknown
+  if (acrossSlots) {
+    // Only KEYS[1] is declared (ioredis routes by it, and adds the key prefix to it): the others
+    // travel as arguments, prefixed here.
+    const prefix = (shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
+    reply = await evalScript(shards, SCRIPTS.acrossSlots, 1, [keys[0], ...markers, groups.length, ...keys.map((key) => prefix + key), ...requests], what)
+  } else {
+    reply = await evalScript(shards, SCRIPTS.perSlot, groups.length, [...keys, ...markers, ...requests], what)
+  }
   if (!Buffer.isBuffer(reply) || reply.length !== groups.length + total * BLOCK_BYTES) {
     throw new Error(`${what}: the block read returned ${Buffer.isBuffer(reply) ? reply.length : typeof reply} bytes, expected ${groups.length + total * BLOCK_BYTES}`)
   }
@@ -53,14 +64,22 @@ export async function readBlocks(shards: ShardGenerations, batch: PositionBatch,
   return { flagged, blocks: reply.subarray(groups.length) }
 }
 
+/**
+ * Whether a failed cross-slot block read was refused for where its keys are (a slot that moved,
+ * a server before Redis 7.0 without script flags), so that reading shard by shard will work.
+ */
+export function refusedAcrossSlots(error: unknown): boolean {
+  return /non local key|same slot|CROSSSLOT|MOVED|ASK|shebang|unexpected symbol|flags/i.test(String((error as Error)?.message))
+}
+
 /** EVALSHA, falling back to EVAL once the server does not know the script (after a restart or on a new node). */
-async function evalScript(shards: ShardGenerations, keys: number, args: Array<string | number | Buffer>, what: string): Promise<unknown> {
+async function evalScript(shards: ShardGenerations, script: { body: string; sha: string }, keys: number, args: Array<string | number | Buffer>, what: string): Promise<unknown> {
   const client = shards.client
   try {
-    return await shards.call(client.callBuffer('evalsha', READ_BLOCKS_SHA, keys, ...args), what)
+    return await shards.call(client.callBuffer('evalsha', script.sha, keys, ...args), what)
   } catch (error) {
     if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
-    return shards.call(client.callBuffer('eval', READ_BLOCKS, keys, ...args), what)
+    return shards.call(client.callBuffer('eval', script.body, keys, ...args), what)
   }
 }
 

@@ -81,6 +81,7 @@ export class KeyNames {
   private readonly live: string[]
   private readonly next: string[]
   private readonly tags: string[]
+  private readonly slots: number[]
 
   constructor(name: string, shards: number) {
     this.name = checkName(name)
@@ -89,12 +90,20 @@ export class KeyNames {
     this.live = []
     this.next = []
     this.tags = []
+    this.slots = []
     for (let s = 0; s < shards; s++) {
-      const tag = tagForSlot((base + Math.floor((s * SLOTS) / shards)) % SLOTS)
+      const slot = (base + Math.floor((s * SLOTS) / shards)) % SLOTS
+      const tag = tagForSlot(slot)
+      this.slots.push(slot)
       this.tags.push(tag)
       this.live.push(`${name}:${s}:{${tag}}`)
       this.next.push(`${name}:${s}:next:{${tag}}`)
     }
+  }
+
+  /** The Cluster hash slot of shard `shard`'s keys (live, next and scratch share it). */
+  slot(shard: number): number {
+    return this.slots[shard]
   }
 
   /** The key holding shard `shard` of the live generation. */

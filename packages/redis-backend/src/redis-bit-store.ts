@@ -2,7 +2,7 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { BitStore, BitStoreCapabilities, PositionBatch, ShardGroup } from '@bloomkit/core/store'
 import { Cluster } from 'ioredis'
 import { sendBitfield } from './bitfield-command.js'
-import { allBitsInBlock, BLOCK_BYTES, readBlocks } from './block-read.js'
+import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
@@ -17,6 +17,30 @@ const OR_CHUNK_BYTES = 1 << 16
  * the first while the client still encodes the next, and a call's Lua loop stays short.
  */
 const BLOCK_KEYS_PER_CALL = 256
+/** After a Cluster node refused a block read spanning slots, how long to read shard by shard (ms). */
+const ACROSS_SLOTS_RETRY_MS = 30_000
+
+/** Packs groups (split where needed) into calls of at most {@link BLOCK_KEYS_PER_CALL} keys. */
+function packCalls(groups: ShardGroup[]): ShardGroup[][] {
+  const calls: ShardGroup[][] = []
+  let call: ShardGroup[] = []
+  let size = 0
+  for (const { shard, keys } of groups) {
+    for (let from = 0; from < keys.length; ) {
+      const take = Math.min(keys.length - from, BLOCK_KEYS_PER_CALL - size)
+      call.push({ shard, keys: keys.subarray(from, from + take) })
+      size += take
+      from += take
+      if (size === BLOCK_KEYS_PER_CALL) {
+        calls.push(call)
+        call = []
+        size = 0
+      }
+    }
+  }
+  if (call.length > 0) calls.push(call)
+  return calls
+}
 
 /**
  * The keys whose positions all lie in one 512-bit block (every key, when the positions come from
@@ -65,6 +89,11 @@ export class RedisBitStore implements BitStore<false> {
   private readonly blockReads: boolean
   /** Standalone: one block read may span shards; Cluster: one per shard (each has its own slot). */
   private readonly crossShardCalls: boolean
+  /**
+   * Cluster: one block read per node spanning its shards' slots (a script flag of Redis ≥ 7.0).
+   * After a node refuses one (a slot moved, or a Redis before 7.0), one per shard until this time.
+   */
+  private perShardUntil = 0
   /**
    * Whether an add first reads the keys' blocks and writes only keys not all present: worth it
    * when most keys of a batch are already present (de-duplication, re-loading), not on a first
@@ -204,30 +233,41 @@ export class RedisBitStore implements BitStore<false> {
     }
   }
 
-  /** Splits groups into block-read calls of at most {@link BLOCK_KEYS_PER_CALL} keys (one shard per call on a Cluster). */
+  /**
+   * Splits groups into block-read calls of at most {@link BLOCK_KEYS_PER_CALL} keys: any shards
+   * together on a standalone server; on a Cluster the shards of one node together (or one shard
+   * per call for a while after a node refused that, see {@link perShardUntil}).
+   */
   private blockCalls(groups: ShardGroup[]): ShardGroup[][] {
-    const calls: ShardGroup[][] = []
-    let call: ShardGroup[] = []
-    let size = 0
-    for (const { shard, keys } of groups) {
-      for (let from = 0; from < keys.length; ) {
-        const take = Math.min(keys.length - from, BLOCK_KEYS_PER_CALL - size)
-        call.push({ shard, keys: keys.subarray(from, from + take) })
-        size += take
-        from += take
-        if (size === BLOCK_KEYS_PER_CALL || !this.crossShardCalls) {
-          calls.push(call)
-          call = []
-          size = 0
-        }
-      }
+    if (this.crossShardCalls) return packCalls(groups)
+    const byNode = new Map<string, ShardGroup[]>()
+    const slots = Date.now() >= this.perShardUntil ? (this.shards.client as unknown as { slots?: string[][] }).slots : undefined
+    for (const group of groups) {
+      const slot = this.shards.names.slot(group.shard)
+      const node = slots?.[slot]?.[0] ?? `slot ${slot}`
+      const list = byNode.get(node)
+      if (list === undefined) byNode.set(node, [group])
+      else list.push(group)
     }
-    if (call.length > 0) calls.push(call)
-    return calls
+    return [...byNode.values()].flatMap(packCalls)
+  }
+
+  /** Reads the groups' blocks; a call spanning slots that a node refuses is read shard by shard. */
+  private async read(batch: PositionBatch, groups: ShardGroup[], what: string): Promise<BlockRead> {
+    const spansSlots = !this.crossShardCalls && groups.some((group) => this.shards.names.slot(group.shard) !== this.shards.names.slot(groups[0].shard))
+    if (!spansSlots) return readBlocks(this.shards, batch, groups, what)
+    try {
+      return await readBlocks(this.shards, batch, groups, what, true)
+    } catch (error) {
+      if (!refusedAcrossSlots(error)) throw error
+      this.perShardUntil = Date.now() + ACROSS_SLOTS_RETRY_MS
+      const parts = await Promise.all(groups.map((group) => readBlocks(this.shards, batch, [group], what)))
+      return { flagged: Uint8Array.from(parts.map((part) => part.flagged[0])), blocks: Buffer.concat(parts.map((part) => part.blocks)) }
+    }
   }
 
   private async testByBlocks(batch: PositionBatch, groups: ShardGroup[], out: Uint8Array): Promise<void> {
-    const { blocks } = await readBlocks(this.shards, batch, groups, `has on ${this.shards.key(groups[0].shard, 'live')}`)
+    const { blocks } = await this.read(batch, groups, `has on ${this.shards.key(groups[0].shard, 'live')}`)
     const { positions, hashes } = batch
     let at = 0
     for (const { keys } of groups) {
@@ -242,7 +282,7 @@ export class RedisBitStore implements BitStore<false> {
    * rebuild's next generation receives them.
    */
   private async addByBlocks(batch: PositionBatch, groups: ShardGroup[], out: Uint8Array): Promise<void> {
-    const { flagged, blocks } = await readBlocks(this.shards, batch, groups, `add on ${this.shards.key(groups[0].shard, 'live')}`)
+    const { flagged, blocks } = await this.read(batch, groups, `add on ${this.shards.key(groups[0].shard, 'live')}`)
     const { positions, hashes } = batch
     const writes: Promise<void>[] = []
     let at = 0

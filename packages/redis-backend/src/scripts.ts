@@ -128,6 +128,25 @@ export const DROP_META = `
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])`
 
+const READ_BLOCKS_HEAD = `
+local at = tonumber(ARGV[1])
+local plain, other = ARGV[2], ARGV[3]
+local status, out = {}, {}
+local n = 0
+local unpackI = struct.unpack`
+
+/** Checks shard `key`'s marker (status[s]) and appends the blocks that `request` lists to `out`. */
+const READ_SHARD_BLOCKS = `
+  local marker = redis.call('GETRANGE', key, at, at + 3)
+  if marker == plain then status[s] = '0'
+  elseif marker == other then status[s] = '1'
+  else return redis.error_reply('BLOOMKIT_DATA_LOST ' .. key) end
+  for i = 1, #request, 4 do
+    local offset = unpackI('>I4', request, i)
+    n = n + 1
+    out[n] = redis.call('GETRANGE', key, offset, offset + 63)
+  end`
+
 /**
  * Reads each requested 64-byte block of the shards KEYS[1 … n], for the blocked layout (a key's
  * bits all lie in one block), so that the client tests the bits itself. ARGV[1] is the marker's
@@ -136,23 +155,21 @@ return redis.call('DEL', KEYS[1])`
  * string: a status byte per shard ('0' plain, '1' the other marker), then the blocks in request
  * order. A shard without either marker fails the whole call (nothing was written).
  */
-export const READ_BLOCKS = `
-local at = tonumber(ARGV[1])
-local plain, other = ARGV[2], ARGV[3]
-local status, out = {}, {}
-local n = 0
-local unpackI = struct.unpack
+export const READ_BLOCKS = `${READ_BLOCKS_HEAD}
 for s = 1, #KEYS do
-  local key = KEYS[s]
-  local marker = redis.call('GETRANGE', key, at, at + 3)
-  if marker == plain then status[s] = '0'
-  elseif marker == other then status[s] = '1'
-  else return redis.error_reply('BLOOMKIT_DATA_LOST ' .. key) end
-  local request = ARGV[3 + s]
-  for i = 1, #request, 4 do
-    local offset = unpackI('>I4', request, i)
-    n = n + 1
-    out[n] = redis.call('GETRANGE', key, offset, offset + 63)
-  end
+  local key, request = KEYS[s], ARGV[3 + s]${READ_SHARD_BLOCKS}
+end
+return table.concat(status) .. table.concat(out)`
+
+/**
+ * {@link READ_BLOCKS} for shards in several slots of one Cluster node (Redis ≥ 7.0): KEYS[1] is
+ * the first shard (it routes the call), ARGV[4] the shard count c, ARGV[5 … 4 + c] the shard keys
+ * and ARGV[5 + c … 4 + 2c] their requests. Redis refuses it if a key is not on this node (a slot
+ * moved): the caller then reads shard by shard.
+ */
+export const READ_BLOCKS_ACROSS_SLOTS = `#!lua flags=allow-cross-slot-keys${READ_BLOCKS_HEAD}
+local count = tonumber(ARGV[4])
+for s = 1, count do
+  local key, request = ARGV[4 + s], ARGV[4 + count + s]${READ_SHARD_BLOCKS}
 end
 return table.concat(status) .. table.concat(out)`

@@ -95,3 +95,30 @@ test('single calls from separate events wait (at most coalesceWait ms) for the b
   await expect(RedisBloomFilter.open(redis, name, { coalesceWait: -1 })).rejects.toThrow(/coalesceWait/)
   await gathered.destroy()
 })
+
+test('on a Cluster, one block read per node spans its shards; a node that refuses one (a slot moved) is read shard by shard', async () => {
+  const parameters = { bits: 12 * 512 * 32, hashes: 7, shards: 12, seed: 5, layout: 'blocked' as const }
+  const filter = await RedisBloomFilter.fromParameters(cluster, uniqueName('per-node'), parameters, { scanBytesPerKey: 0 })
+  const keys = Array.from({ length: 200 }, (_, i) => `k:${i}`)
+  await filter.addMany(keys)
+  const reads = await commandsOf(cluster, async () => expect((await filter.hasMany(keys)).every(Boolean)).toBe(true))
+  expect(count(reads, /^evalsha$/)).toBe(3)
+  // Make the client believe shard 1's slot lives on shard 0's node: its read with shard 0's is
+  // refused by the node ("non local key"), and the store falls back to one read per shard.
+  const slots = (cluster as unknown as { slots: string[][] }).slots
+  const names = (await import('../src/key-names.js')).KeyNames
+  const layout = new names(filter.name, 12)
+  const owner = (shard: number) => slots[layout.slot(shard)][0]
+  const other = [...Array(12).keys()].find((shard) => owner(shard) !== owner(0))!
+  const saved = slots[layout.slot(other)]
+  slots[layout.slot(other)] = [owner(0)]
+  try {
+    const fallback = await commandsOf(cluster, async () => expect((await filter.hasMany(keys)).every(Boolean)).toBe(true))
+    expect(count(fallback, /^evalsha$/)).toBeGreaterThan(3)
+    const after = await commandsOf(cluster, async () => expect((await filter.hasMany(keys)).every(Boolean)).toBe(true))
+    expect(count(after, /^evalsha$/)).toBe(12)
+  } finally {
+    slots[layout.slot(other)] = saved
+  }
+  await filter.destroy()
+})
