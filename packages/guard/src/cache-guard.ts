@@ -357,7 +357,15 @@ export class CacheGuard<V, K extends GuardKey = string> {
     let delay = LOCK_POLL_FIRST_MS
     for (;;) {
       try {
-        if (await this.cacheCall(() => cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')) return { kind: 'load', token, seen }
+        if (await this.cacheCall(() => cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')) {
+          // The lock may be free because another process just finished this load: read again
+          // (one GET on a path about to hit the database) rather than load a second time.
+          const [read] = await this.readCache([key])
+          if (read.kind === 'miss') return { kind: 'load', token, seen: read.seen }
+          await this.cacheCall(() => cache.unlock!(lockKey, token), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+          this.counters.sharedLoads++
+          return { kind: 'done', value: read.kind === 'value' ? read.value : null }
+        }
       } catch {
         this.counters.cacheErrors++
         return { kind: 'load', token: undefined, seen }

@@ -5,14 +5,13 @@ import { CacheGuard, GuardError } from '@bloomkit/guard'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { redisClient, uniqueName } from './support/redis.js'
-import { UsersDb, type User } from './support/users-db.js'
+import { ROWS, UsersDb, type User } from './support/users-db.js'
 
-const ROWS = 2000
 let db: UsersDb
 let redis: Redis
 
 beforeAll(async () => {
-  db = await UsersDb.create(ROWS)
+  db = await UsersDb.create()
   redis = redisClient()
 })
 
@@ -125,7 +124,7 @@ describe('no false "not found" (behaviour 2)', () => {
     const filter = await MemoryBloomFilter.create({ capacity: 10_000, errorRate: 0.001 })
     filter.addMany(ids)
     const name = uniqueName('throws')
-    const guard = new CacheGuard<User>({ filter, cache: redis, name, load: db.user })
+    const guard = new CacheGuard<User>({ filter, cache: redis, name, load: db.user, cacheTimeout: 5000 })
     db.failing.add('13')
     db.delayMs = 30
     const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => guard.get('13')))
@@ -172,7 +171,7 @@ describe('cross-process lock (behaviour 3)', () => {
     const filter = await MemoryBloomFilter.create({ capacity: 10_000, errorRate: 0.001 })
     filter.addMany(ids)
     const name = uniqueName('deadlock')
-    const guard = new CacheGuard<User>({ filter, cache: redis, name, load: db.user, lockWait: 2000 })
+    const guard = new CacheGuard<User>({ filter, cache: redis, name, load: db.user, lockWait: 2000, cacheTimeout: 5000 })
     await redis.set(`${name}!:21`, 'a-process-that-died', 'PX', 300) // as a killed holder leaves it
     const started = Date.now()
     expect(await guard.get('21')).toEqual({ id: '21', name: 'user 21' })
@@ -184,7 +183,7 @@ describe('cross-process lock (behaviour 3)', () => {
     const filter = await MemoryBloomFilter.create({ capacity: 10_000, errorRate: 0.001 })
     filter.addMany(ids)
     const name = uniqueName('waitout')
-    const guard = new CacheGuard<User>({ filter, cache: redis, name, load: db.user, lockWait: 100 })
+    const guard = new CacheGuard<User>({ filter, cache: redis, name, load: db.user, lockWait: 100, cacheTimeout: 5000 })
     await redis.set(`${name}!:22`, 'a-slow-holder', 'PX', 5000)
     expect(await guard.get('22')).toEqual({ id: '22', name: 'user 22' })
     expect(guard.stats()).toMatchObject({ loads: 1, lockTimeouts: 1 })

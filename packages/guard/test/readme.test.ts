@@ -17,11 +17,17 @@ test('the README has examples with checked results', () => {
 
 test('the README examples run in order and every `// value` holds', async () => {
   const { host, port } = inject('redisAddress')
-  const code = blocks.join('\n').replace(/\{ host: 'localhost', port: 6379/g, `{ host: '${host}', port: ${port}`)
+  // The documented addresses become the throwaway server's; PGlite starts from the data folder
+  // the global setup initialised (initdb takes ~10 s here).
+  const code = blocks
+    .join('\n')
+    .replace(/\{ host: 'localhost', port: 6379/g, `{ host: '${host}', port: ${port}`)
+    .replace('new PGlite()', `new PGlite({ loadDataDir: new Blob([__readFileSync(${JSON.stringify(inject('pgliteDataDir'))})]) })`)
   expect(code).toContain(`port: ${port}`)
+  expect(code).toContain('loadDataDir')
   await mkdir(workDir, { recursive: true })
   const file = `${workDir}readme.ts`
-  await writeFile(file, `${instrument(code)}\nawait users.close()\nredis.disconnect()\nawait db.close()\n`)
+  await writeFile(file, `import { readFileSync as __readFileSync } from 'node:fs'\n${instrument(code)}\nawait users.close()\nredis.disconnect()\nawait db.close()\n`)
   const { __claims } = (await import(/* @vite-ignore */ file)) as { __claims: Claims }
   expect(__claims.length).toBe(9)
   for (const [expression, actual, claimed] of __claims) expect(actual, expression).toEqual(claimed)

@@ -40,9 +40,9 @@ export class GuardProcess {
   /** Starts an instance and resolves once its filter is open. */
   static async start(
     db: UsersDb,
-    setup: { port: number; filterName: string; guardName: string; options?: Partial<CacheGuardOptions<User>> },
+    setup: { port: number; filterName: string },
   ): Promise<GuardProcess> {
-    const child = fork(worker, [JSON.stringify({ ...setup, options: setup.options ?? {} })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const child = fork(worker, [JSON.stringify(setup)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     const instance = new GuardProcess(child, db)
     await new Promise<void>((resolve, reject) => {
       child.once('message', (message: Message) => (message.type === 'ready' ? resolve() : reject(new Error(`unexpected ${message.type}`))))
@@ -51,21 +51,16 @@ export class GuardProcess {
     return instance
   }
 
-  /** `count` concurrent gets of `id` in the instance; their answers. */
-  get(id: string, count = 1): Promise<(User | null)[]> {
-    return this.call('get', { id, count }) as Promise<(User | null)[]>
-  }
-
-  created(id: string): Promise<void> {
-    return this.call('created', { id }) as Promise<void>
-  }
-
-  invalidate(id: string): Promise<void> {
-    return this.call('invalidate', { id }) as Promise<void>
-  }
-
-  stats(): Promise<Record<string, number>> {
-    return this.call('stats', {}) as Promise<Record<string, number>>
+  /** The instance's guard `name` (made on first use with `options`), driven from here. */
+  guard(name: string, options: Partial<CacheGuardOptions<User>> = {}) {
+    const guard = { name, options }
+    return {
+      /** `count` concurrent gets of `id` in the instance; their answers. */
+      get: (id: string, count = 1) => this.call('get', { guard, id, count }) as Promise<(User | null)[]>,
+      created: (id: string) => this.call('created', { guard, id }) as Promise<void>,
+      invalidate: (id: string) => this.call('invalidate', { guard, id }) as Promise<void>,
+      stats: () => this.call('stats', { guard }) as Promise<Record<string, number>>,
+    }
   }
 
   /** SIGKILL, as a crash: no cleanup, no lock released. */

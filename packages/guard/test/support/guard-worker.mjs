@@ -5,7 +5,7 @@ import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { CacheGuard } from '../../dist/index.js'
 
-const { port, filterName, guardName, options } = JSON.parse(process.argv[2])
+const { port, filterName } = JSON.parse(process.argv[2])
 const redis = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, connectTimeout: 1000 })
 redis.on('error', () => {})
 const filter = await RedisBloomFilter.open(redis, filterName)
@@ -18,13 +18,20 @@ const load = (id) =>
     pendingLoads.set(ref, { resolve, reject })
     process.send({ type: 'load', ref, id })
   })
-const guard = new CacheGuard({ filter, cache: redis, name: guardName, load, ...options })
+// One guard per name, made on first use with the options the test gives. Generous timeouts: on a
+// loaded machine a Redis call can take longer than the default 250 ms, and the guard would then
+// (correctly) load without the lock, which is not what these tests are about.
+const guards = new Map()
+const guardFor = ({ name, options }) => {
+  if (!guards.has(name)) guards.set(name, new CacheGuard({ filter, cache: redis, name, load, cacheTimeout: 5000, filterTimeout: 5000, ...options }))
+  return guards.get(name)
+}
 
 const ops = {
-  get: ({ id, count }) => Promise.all(Array.from({ length: count ?? 1 }, () => guard.get(id))),
-  created: ({ id }) => guard.created(id),
-  invalidate: ({ id }) => guard.invalidate(id),
-  stats: () => guard.stats(),
+  get: (guard, { id, count }) => Promise.all(Array.from({ length: count ?? 1 }, () => guard.get(id))),
+  created: (guard, { id }) => guard.created(id),
+  invalidate: (guard, { id }) => guard.invalidate(id),
+  stats: (guard) => guard.stats(),
 }
 
 process.on('message', async (message) => {
@@ -36,13 +43,13 @@ process.on('message', async (message) => {
     return
   }
   if (message.type === 'stop') {
-    await guard.close()
+    await Promise.all([...guards.values()].map((guard) => guard.close()))
     redis.disconnect()
     process.disconnect()
     return
   }
   try {
-    process.send({ type: 'result', ref: message.ref, value: (await ops[message.op](message)) ?? null })
+    process.send({ type: 'result', ref: message.ref, value: (await ops[message.op](guardFor(message.guard), message)) ?? null })
   } catch (error) {
     process.send({ type: 'error', ref: message.ref, code: error.code, message: error.message })
   }

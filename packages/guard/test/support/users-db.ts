@@ -1,4 +1,9 @@
 import { PGlite } from '@electric-sql/pglite'
+import { readFile } from 'node:fs/promises'
+import { inject } from 'vitest'
+
+/** Rows of the test table: ids '1'..'2000'. */
+export const ROWS = 2000
 
 /** A user row of the test database. */
 export interface User {
@@ -7,7 +12,7 @@ export interface User {
 }
 
 /**
- * A real PostgreSQL (PGlite, in-process) with a `users` table of ids `1`..`rows`, and a
+ * A real PostgreSQL (PGlite, in-process) with a `users` table of ids `1`..`2000`, and a
  * counting wrapper around the one query the guard runs: the tests assert on `queries`.
  */
 export class UsersDb {
@@ -22,9 +27,9 @@ export class UsersDb {
 
   private constructor(readonly db: PGlite) {}
 
-  static async create(rows: number): Promise<UsersDb> {
-    const db = new PGlite()
-    await db.exec(`CREATE TABLE users AS SELECT g::text AS id, 'user ' || g AS name FROM generate_series(1, ${rows}) g;
+  static async create(): Promise<UsersDb> {
+    const db = await freshPGlite()
+    await db.exec(`CREATE TABLE users AS SELECT g::text AS id, 'user ' || g AS name FROM generate_series(1, ${ROWS}) g;
       ALTER TABLE users ADD PRIMARY KEY (id);`)
     return new UsersDb(db)
   }
@@ -65,4 +70,11 @@ export class UsersDb {
   async close(): Promise<void> {
     await this.db.close()
   }
+}
+
+/** A new, empty PGlite database, started from the data folder the global setup initialised once. */
+export async function freshPGlite(): Promise<PGlite> {
+  const db = new PGlite({ loadDataDir: new Blob([await readFile(inject('pgliteDataDir'))]) })
+  await db.waitReady
+  return db
 }
