@@ -17,6 +17,7 @@ if (wanted('hashing')) await (await import('./hashing.js')).runHashingBenchmarks
 if (wanted('level')) await (await import('./level.js')).runLevelBenchmarks(report)
 if (wanted('redis')) await (await import('./redis.js')).runRedisBenchmarks(report)
 if (wanted('cli')) await (await import('./cli.js')).runCliBenchmarks(report)
+if (wanted('guard')) await (await import('./guard.js')).runGuardBenchmarks(report)
 
 const table = report.toMarkdown()
 console.log(`\n${table}`)
