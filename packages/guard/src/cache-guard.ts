@@ -147,7 +147,8 @@ export class CacheGuard<V, K extends GuardKey = string> {
 
   /**
    * The values of `ids` in input order (null where absent): one filter batch, one cache round trip
-   * (MGET) for the keys the filter passes, then a load per missing key (each single-flight).
+   * (MGET) for the keys the filter passes, then a load per missing key (each single-flight; a key
+   * listed twice is loaded once).
    * @throws as {@link get}; the first failing key rejects the whole call.
    */
   async getMany(ids: readonly K[]): Promise<(V | null)[]> {
@@ -174,13 +175,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     const reads = await this.readCache(toRead.map((i) => keys[i]))
     await Promise.all(
       toRead.map(async (i, n) => {
-        const running = this.flights.get(keys[i])
-        if (running !== undefined && reads[n].kind === 'miss') {
-          this.counters.joinedLoads++
-          results[i] = await running.promise
-        } else {
-          results[i] = await this.answer(ids[i], keys[i], reads[n])
-        }
+        results[i] = await this.answer(ids[i], keys[i], reads[n])
       }),
     )
     return results

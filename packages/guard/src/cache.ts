@@ -60,7 +60,7 @@ export class RedisCache implements GuardCache {
     this.checkConnected()
     if (keys.length === 0) return []
     if (keys.length === 1 || this.client.isCluster === true) {
-      // A Cluster spreads the keys over slots; ioredis pipelines these GETs per node.
+      // A Cluster spreads the keys over slots (MGET would fail with CROSSSLOT): one GET per key, all at once.
       return Promise.all(keys.map((key) => this.client.call('GET', key) as Promise<string | null>))
     }
     return (await this.client.call('MGET', ...keys)) as (string | null)[]
