@@ -1,5 +1,5 @@
-import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { shardBytesOf } from '@bloomkit/core/store'
+import type { FilterParameters } from '@bloomkit/core'
+import { checkInteger, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
 
 /** Options for opening a LevelDB store; none of them is stored in the folder. */
 export interface LevelStoreOptions {
@@ -55,17 +55,14 @@ export interface StoreSettings {
   readonly checkpointBytes: number
 }
 
+/** An optional integer option: its default when undefined, else core's range check. */
 function checkOption(name: string, value: unknown, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be an integer from ${min} to ${max}; got ${String(value)}`)
-  }
-  return value
+  return value === undefined ? fallback : checkInteger(name, value, min, max)
 }
 
 function checkSync(value: unknown): boolean {
   if (value === undefined) return false
-  if (typeof value !== 'boolean') throw new BloomError('BLOOM_INVALID_PARAMETER', `sync must be a boolean; got ${String(value)}`)
+  if (typeof value !== 'boolean') throw invalidParameter('sync', 'a boolean', value)
   return value
 }
 
@@ -75,7 +72,7 @@ function checkSync(value: unknown): boolean {
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its range.
  */
 export function checkStoreOptions(options: LevelStoreOptions): StoreSettings {
-  if (options === null || typeof options !== 'object') throw new BloomError('BLOOM_INVALID_PARAMETER', `options must be an object; got ${String(options)}`)
+  if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
   return {
     sync: checkSync(options.sync),
     cacheBytes: checkOption('cacheBytes', options.cacheBytes, 1, MAX_CACHE_BYTES, DEFAULT_CACHE_BYTES),
@@ -98,7 +95,7 @@ export function cachePages(cacheBytes: number, pageBytes: number, pages: number)
  */
 export function checkPageBytes(pageBytes: unknown): number {
   if (typeof pageBytes !== 'number' || !Number.isInteger(pageBytes) || pageBytes < MIN_PAGE_BYTES || pageBytes > MAX_PAGE_BYTES || (pageBytes & (pageBytes - 1)) !== 0) {
-    throw new BloomError('BLOOM_INVALID_PARAMETER', `pageBytes must be a power of two from ${MIN_PAGE_BYTES} to ${MAX_PAGE_BYTES}; got ${String(pageBytes)}`)
+    throw invalidParameter('pageBytes', `a power of two from ${MIN_PAGE_BYTES} to ${MAX_PAGE_BYTES}`, pageBytes)
   }
   return pageBytes
 }
@@ -110,6 +107,6 @@ export function checkPageBytes(pageBytes: unknown): number {
 export function checkPageTable(parameters: FilterParameters, pageBytes: number): void {
   const pages = parameters.shards * Math.ceil(shardBytesOf(parameters) / pageBytes)
   if (pages > MAX_PAGES) {
-    throw new BloomError('BLOOM_INVALID_PARAMETER', `pageBytes must be large enough for at most ${MAX_PAGES} pages; ${pageBytes} gives ${pages} for ${parameters.bits} bits`)
+    throw invalidParameter('pageBytes', `large enough for at most ${MAX_PAGES} pages (${pages} pages for ${parameters.bits} bits)`, pageBytes)
   }
 }

@@ -2,27 +2,16 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
-import { Level } from 'level'
 import { BloomError, sizeFilter } from '@bloomkit/core'
 import { LevelBitStore, LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { withRaw } from './support/raw-level.js'
 import { tempFolders } from './support/temp-folders.js'
 
 const folders = tempFolders()
 afterAll(() => folders.removeAll())
 
 const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
-
-/** Opens the folder with plain LevelDB (the filter must be closed), to look at or damage its records. */
-async function withRaw<T>(folder: string, body: (db: Level<string, Uint8Array>) => Promise<T>): Promise<T> {
-  const db = new Level<string, Uint8Array>(folder, { valueEncoding: 'view' })
-  await db.open()
-  try {
-    return await body(db)
-  } finally {
-    await db.close()
-  }
-}
 
 describe('create and open', () => {
   test('open reads the parameters from the folder; keys added before close are there', async () => {

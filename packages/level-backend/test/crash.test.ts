@@ -1,19 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
-import { buildForChild } from './support/child-build.js'
+import { childBuildForTests } from './support/child-build.js'
 import { runChild } from './support/run-child.js'
 import { tempFolders } from './support/temp-folders.js'
 
-// Child processes run the package transpiled from src/ (see test/child-build.ts).
-let build: ReturnType<typeof buildForChild>
+// Child processes run the package transpiled from src/ (see test/support/child-build.ts).
+const childEntry = childBuildForTests({ beforeAll, afterAll })
 const folders = tempFolders()
-beforeAll(() => {
-  build = buildForChild()
-})
-afterAll(() => {
-  build?.remove()
-  folders.removeAll()
-})
+afterAll(() => folders.removeAll())
 
 const BATCH_KEYS = 2000
 
@@ -56,7 +50,7 @@ describe('SIGKILL in the middle of a long load', () => {
   for (const { name, options, killAfter } of variants) {
     test(`${name}: every add that resolved before the kill is there after reopening`, async () => {
       const folder = folders.path()
-      const child = runChild(build.entry, 'load', folder, { ...options, batchKeys: BATCH_KEYS })
+      const child = runChild(childEntry(), 'load', folder, { ...options, batchKeys: BATCH_KEYS })
       await child.waitFor((line) => line === `added ${killAfter}`)
       child.process.kill('SIGKILL')
       const { signal } = await child.exited
@@ -73,7 +67,7 @@ describe('disk full', () => {
   test('a write that fails (file size limit, EFBIG) rejects with BLOOM_STORE_UNAVAILABLE and its cause; what resolved survives', async () => {
     const folder = folders.path()
     // 2 MiB per file: LevelDB's log outgrows it after a few dozen batches.
-    const child = runChild(build.entry, 'load', folder, { batchKeys: BATCH_KEYS }, 4096)
+    const child = runChild(childEntry(), 'load', folder, { batchKeys: BATCH_KEYS }, 4096)
     const line = await child.waitFor((l) => l.startsWith('error '), 60_000)
     await child.exited
     const error = JSON.parse(line.slice(6))
@@ -91,7 +85,7 @@ describe('locking', () => {
     const folder = folders.path()
     const filter = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })
     try {
-      const child = runChild(build.entry, 'open', folder)
+      const child = runChild(childEntry(), 'open', folder)
       const line = await child.waitFor((l) => l.startsWith('error ') || l === 'opened')
       const error = JSON.parse(line.slice(6))
       expect(error.code).toBe('BLOOM_LOCKED')
@@ -103,7 +97,7 @@ describe('locking', () => {
     } finally {
       await filter.close()
     }
-    const again = runChild(build.entry, 'open', folder)
+    const again = runChild(childEntry(), 'open', folder)
     await again.waitFor((l) => l === 'opened')
     await again.exited
   })
@@ -115,7 +109,7 @@ describe('locking', () => {
       await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_LOCKED', message: expect.stringContaining(folder) })
       await expect(LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })).rejects.toMatchObject({ code: 'BLOOM_LOCKED' })
       // The lock is still held: another process is refused.
-      const child = runChild(build.entry, 'open', folder)
+      const child = runChild(childEntry(), 'open', folder)
       const line = await child.waitFor((l) => l.startsWith('error ') || l === 'opened')
       expect(JSON.parse(line.slice(6)).code).toBe('BLOOM_LOCKED')
       await child.exited
@@ -127,7 +121,7 @@ describe('locking', () => {
 
 describe('bounded memory', () => {
   async function fill(capacity: number, cacheBytes: number, keys: number) {
-    const child = runChild(build.entry, 'memory', folders.path(), { capacity, cacheBytes, keys })
+    const child = runChild(childEntry(), 'memory', folders.path(), { capacity, cacheBytes, keys })
     const line = await child.waitFor((l) => l.startsWith('result ') || l.startsWith('error '), 80_000)
     const { stderr } = await child.exited
     expect(line, stderr).toMatch(/^result /)

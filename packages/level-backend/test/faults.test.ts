@@ -1,11 +1,11 @@
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { Level } from 'level'
 import { BloomError } from '@bloomkit/core'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
-import { buildForChild } from './support/child-build.js'
+import { childBuildForTests } from './support/child-build.js'
 import { runChild } from './support/run-child.js'
+import { withRaw } from './support/raw-level.js'
 import { tempFolders } from './support/temp-folders.js'
 
 // Damage as a bad copy, a full disk or a failing disk leaves it, done to real LevelDB folders.
@@ -13,14 +13,8 @@ import { tempFolders } from './support/temp-folders.js'
 // add resolved, or fails with a coded BloomError naming the folder. Never "absent" for a key held.
 
 const folders = tempFolders()
-let build: ReturnType<typeof buildForChild>
-beforeAll(() => {
-  build = buildForChild()
-})
-afterAll(() => {
-  build?.remove()
-  folders.removeAll()
-})
+const childEntry = childBuildForTests({ beforeAll, afterAll })
+afterAll(() => folders.removeAll())
 
 const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
 const DAMAGE_CODES = ['BLOOM_CORRUPT_STORE', 'BLOOM_DATA_LOST', 'BLOOM_STORE_UNAVAILABLE']
@@ -66,17 +60,6 @@ function flipBytes(file: string, at: number): void {
   bytes[i] ^= 0xff
   bytes[i + 1] ^= 0xff
   writeFileSync(file, bytes)
-}
-
-/** Opens the folder with plain LevelDB (the filter must be closed), to damage its records one by one. */
-async function withRaw<T>(folder: string, body: (db: Level<string, Uint8Array>) => Promise<T>): Promise<T> {
-  const db = new Level<string, Uint8Array>(folder, { valueEncoding: 'view' })
-  await db.open()
-  try {
-    return await body(db)
-  } finally {
-    await db.close()
-  }
 }
 
 describe('damaged LevelDB files', () => {
@@ -165,7 +148,7 @@ describe('records LevelDB drops', () => {
   test('a log record missing from the middle of the log (a crash left it to replay) is BLOOM_DATA_LOST', async () => {
     const folder = folders.path()
     // A child adds batches and is killed, so the log is left for the next open to replay.
-    const child = runChild(build.entry, 'load', folder, { batchKeys: 2000, capacity: 50_000 })
+    const child = runChild(childEntry(), 'load', folder, { batchKeys: 2000, capacity: 50_000 })
     await child.waitFor((line) => line === 'added 5')
     child.process.kill('SIGKILL')
     await child.exited
@@ -193,7 +176,7 @@ describe('records LevelDB drops', () => {
 describe('a process killed mid-load', () => {
   test('killed, then its .log cut short or flipped: a coded error or every resolved key present', async () => {
     const base = folders.path()
-    const child = runChild(build.entry, 'load', base, { batchKeys: 2000 })
+    const child = runChild(childEntry(), 'load', base, { batchKeys: 2000 })
     await child.waitFor((line) => line === 'added 30')
     child.process.kill('SIGKILL')
     await child.exited

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { buildForChild } from './support/child-build.js'
+import { childBuildForTests } from './support/child-build.js'
 import { runChild, type Child } from './support/run-child.js'
 import { tempFolders } from './support/temp-folders.js'
 
@@ -9,18 +9,12 @@ import { tempFolders } from './support/temp-folders.js'
 // Child processes, since one process must never open a location twice (shared/NOTES.md).
 
 const folders = tempFolders()
-let build: ReturnType<typeof buildForChild>
-beforeAll(() => {
-  build = buildForChild()
-})
-afterAll(() => {
-  build?.remove()
-  folders.removeAll()
-})
+const childEntry = childBuildForTests({ beforeAll, afterAll })
+afterAll(() => folders.removeAll())
 
 describe('racing creators', () => {
   test('4 processes creating one new folder, 100 times: each opens the filter or gets BLOOM_LOCKED, never BLOOM_CORRUPT_STORE', async () => {
-    const children: Child[] = Array.from({ length: 4 }, () => runChild(build.entry, 'race', ''))
+    const children: Child[] = Array.from({ length: 4 }, () => runChild(childEntry(), 'race', ''))
     const outcomes = new Map<string, number>()
     try {
       for (let round = 0; round < 100; round++) {

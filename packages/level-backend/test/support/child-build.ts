@@ -38,3 +38,16 @@ export function buildForChild(): { root: string; entry: string; remove: () => vo
   writeFileSync(join(root, 'package.json'), JSON.stringify({ type: 'module' }))
   return { root, entry: join(root, 'level', 'index.js'), remove: () => rmSync(root, { recursive: true, force: true }) }
 }
+
+/**
+ * Registers vitest hooks that build the package for child processes before the file's tests and
+ * remove it after; returns the entry (index.js) to pass to runChild once the tests run.
+ */
+export function childBuildForTests(hooks: { beforeAll: (fn: () => void) => void; afterAll: (fn: () => void) => void }): () => string {
+  let build: ReturnType<typeof buildForChild> | undefined
+  hooks.beforeAll(() => {
+    build = buildForChild()
+  })
+  hooks.afterAll(() => build?.remove())
+  return () => build!.entry
+}
