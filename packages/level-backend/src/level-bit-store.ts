@@ -97,7 +97,8 @@ export class LevelBitStore implements BitStore<false> {
   /**
    * A new, empty store in `location`, or the existing one there if it has the same parameters.
    * @throws BloomError `BLOOM_INCOMPATIBLE` when the folder holds a filter with other parameters,
-   *   `BLOOM_CORRUPT_STORE` when it holds something else, `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`,
+   *   `BLOOM_CORRUPT_STORE` when it holds something else or is damaged, `BLOOM_DATA_LOST` when
+   *   LevelDB lost records of the filter there, `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`,
    *   `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(location: string, parameters: FilterParametersInput, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
@@ -110,17 +111,15 @@ export class LevelBitStore implements BitStore<false> {
     return LevelBitStore.adopt(where, db, 'cannot be created', async () => {
       const existing = await readMetadata(where, db, false)
       if (existing === undefined) return LevelBitStore.initialize(where, db, { parameters: checked, pageBytes })
-      {
-        // Every field, layout included: the shared comparison is the one merge and import use.
-        if (!sameParameters(existing.parameters, checked)) {
-          throw new BloomError(
-            'BLOOM_INCOMPATIBLE',
-            `${where} already holds a filter with other parameters: ${formatParameters(existing.parameters)}` +
-              ` (asked for ${formatParameters(checked)}); open it, or use another folder`,
-          )
-        }
-        return { meta: existing, anchor: existingAnchor(where) }
+      // Every field, layout included: the shared comparison is the one merge and import use.
+      if (!sameParameters(existing.parameters, checked)) {
+        throw new BloomError(
+          'BLOOM_INCOMPATIBLE',
+          `${where} already holds a filter with other parameters: ${formatParameters(existing.parameters)}` +
+            ` (asked for ${formatParameters(checked)}); open it, or use another folder`,
+        )
       }
+      return { meta: existing, anchor: existingAnchor(where) }
     }, settings)
   }
 
@@ -146,7 +145,9 @@ export class LevelBitStore implements BitStore<false> {
 
   /**
    * The store in `location`, with the parameters stored there; replays any log left by a crash.
-   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_STORE_UNAVAILABLE`.
+   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_CORRUPT_STORE`, `BLOOM_DATA_LOST` (LevelDB lost
+   *   records: a gap in the log, or records ending before the anchor), `BLOOM_LOCKED`,
+   *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(location: string, options: LevelStoreOptions = {}): Promise<LevelBitStore> {
     const settings = checkStoreOptions(options)

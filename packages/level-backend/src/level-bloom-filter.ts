@@ -31,7 +31,8 @@ export class LevelBloomFilter extends BloomFilter<false> {
    * name in browsers) sized for `capacity` keys at `errorRate`. If the folder already holds a filter
    * with the same parameters, that filter is opened as it is.
    * @throws BloomError `BLOOM_INVALID_PARAMETER`, `BLOOM_INCOMPATIBLE` (the folder holds a filter with
-   *   other parameters), `BLOOM_CORRUPT_STORE` (it holds something else), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
+   *   other parameters), `BLOOM_CORRUPT_STORE` (it holds something else, or is damaged), `BLOOM_DATA_LOST`
+   *   (LevelDB lost the filter's records there), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(location: string, options: LevelCreateOptions): Promise<LevelBloomFilter> {
     const parameters = sizeFilter(options)
@@ -41,7 +42,8 @@ export class LevelBloomFilter extends BloomFilter<false> {
 
   /**
    * The filter in `location`, with the parameters stored there. Replays the log a crash left.
-   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_CORRUPT_STORE`, `BLOOM_UNSUPPORTED_VERSION`,
+   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_CORRUPT_STORE`, `BLOOM_DATA_LOST` (LevelDB lost records
+   *   the filter wrote; later calls that read a lost page raise it too), `BLOOM_UNSUPPORTED_VERSION`,
    *   `BLOOM_LOCKED` (open in another process, or already open in this one), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter> {
