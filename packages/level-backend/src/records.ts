@@ -95,47 +95,9 @@ export function decodePage(location: string, shard: number, page: number, length
   return { bytes: value.subarray(0, length), version: view.getUint32(0, true) }
 }
 
-/** The checkpoint record: the log's first sequence number (float64) and a CRC-32. */
-export function encodeCheckpoint(logStart: number): Uint8Array {
-  const value = new Uint8Array(12)
-  const view = new DataView(value.buffer)
-  view.setFloat64(0, logStart, true)
-  view.setUint32(8, crc32(value.subarray(0, 8)), true)
-  return value
-}
 
-/**
- * Reads the checkpoint record.
- * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length, CRC-32 or value.
- */
-export function decodeCheckpoint(location: string, value: Uint8Array): number {
-  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
-  if (value.length !== 12 || view.getUint32(8, true) !== crc32(value.subarray(0, 8))) throw corruptStore(location, 'the checkpoint record fails its CRC-32 check')
-  const logStart = view.getFloat64(0, true)
-  if (!Number.isSafeInteger(logStart) || logStart < 0) throw corruptStore(location, `the checkpoint record holds an impossible sequence number ${logStart}`)
-  return logStart
-}
 
-/** Page versions as stored: u32 little-endian each, then a CRC-32. */
-export function encodeVersions(versions: Uint32Array): Uint8Array {
-  const value = new Uint8Array(versions.length * 4 + 4)
-  const view = new DataView(value.buffer)
-  for (let i = 0; i < versions.length; i++) view.setUint32(i * 4, versions[i], true)
-  view.setUint32(versions.length * 4, crc32(value.subarray(0, versions.length * 4)), true)
-  return value
-}
 
-/**
- * Reads `count` page versions of chunk `chunk` into `into` from index `at`.
- * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length or CRC-32.
- */
-export function decodeVersions(location: string, chunk: number, count: number, value: Uint8Array, into: Uint32Array, at: number): void {
-  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
-  if (value.length !== count * 4 + 4 || view.getUint32(count * 4, true) !== crc32(value.subarray(0, count * 4))) {
-    throw corruptStore(location, `page-version record ${chunk} fails its length or CRC-32 check`)
-  }
-  for (let i = 0; i < count; i++) into[at + i] = view.getUint32(i * 4, true)
-}
 
 /** Keys made new by one `setBits` call: `count` keys, each a shard and `hashes` positions. */
 export interface LogRecord {
@@ -197,13 +159,62 @@ export function decodeLogRecord(location: string, seq: number, value: Uint8Array
   return { count, hashes, shards, positions }
 }
 
-/** Set bits per shard as float64 little-endian, then a CRC-32. */
-export function encodeCounts(counts: Float64Array): Uint8Array {
-  const value = new Uint8Array(counts.length * 8 + 4)
+/** A record of `bytes` bytes that `fill` writes, followed by their CRC-32 (little-endian). */
+function withCrc(bytes: number, fill: (view: DataView) => void): Uint8Array {
+  const value = new Uint8Array(bytes + 4)
   const view = new DataView(value.buffer)
-  for (let i = 0; i < counts.length; i++) view.setFloat64(i * 8, counts[i], true)
-  view.setUint32(counts.length * 8, crc32(value.subarray(0, counts.length * 8)), true)
+  fill(view)
+  view.setUint32(bytes, crc32(value.subarray(0, bytes)), true)
   return value
+}
+
+/**
+ * A view of a {@link withCrc} record's `bytes` bytes, after checking its length and CRC-32.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` naming the record.
+ */
+function checkedView(location: string, what: string, bytes: number, value: Uint8Array): DataView {
+  if (value.length !== bytes + 4) throw corruptStore(location, `${what} is ${value.length} bytes, expected ${bytes + 4}`)
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
+  if (view.getUint32(bytes, true) !== crc32(value.subarray(0, bytes))) throw corruptStore(location, `${what} fails its CRC-32 check`)
+  return view
+}
+
+/** The checkpoint record: the log's first sequence number (float64), then a CRC-32. */
+export function encodeCheckpoint(logStart: number): Uint8Array {
+  return withCrc(8, (view) => view.setFloat64(0, logStart, true))
+}
+
+/**
+ * Reads the checkpoint record.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length, CRC-32 or value.
+ */
+export function decodeCheckpoint(location: string, value: Uint8Array): number {
+  const logStart = checkedView(location, 'the checkpoint record', 8, value).getFloat64(0, true)
+  if (!Number.isSafeInteger(logStart) || logStart < 0) throw corruptStore(location, `the checkpoint record holds an impossible sequence number ${logStart}`)
+  return logStart
+}
+
+/** Page versions as stored: u32 each, then a CRC-32. */
+export function encodeVersions(versions: Uint32Array): Uint8Array {
+  return withCrc(versions.length * 4, (view) => {
+    for (let i = 0; i < versions.length; i++) view.setUint32(i * 4, versions[i], true)
+  })
+}
+
+/**
+ * Reads `count` page versions of chunk `chunk` into `into` from index `at`.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length or CRC-32.
+ */
+export function decodeVersions(location: string, chunk: number, count: number, value: Uint8Array, into: Uint32Array, at: number): void {
+  const view = checkedView(location, `page-version record ${chunk}`, count * 4, value)
+  for (let i = 0; i < count; i++) into[at + i] = view.getUint32(i * 4, true)
+}
+
+/** Set bits per shard as float64, then a CRC-32. */
+export function encodeCounts(counts: Float64Array): Uint8Array {
+  return withCrc(counts.length * 8, (view) => {
+    for (let i = 0; i < counts.length; i++) view.setFloat64(i * 8, counts[i], true)
+  })
 }
 
 /**
@@ -211,9 +222,7 @@ export function encodeCounts(counts: Float64Array): Uint8Array {
  * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong length or CRC-32.
  */
 export function decodeCounts(location: string, shards: number, value: Uint8Array): Float64Array {
-  if (value.length !== shards * 8 + 4) throw corruptStore(location, `the counts record is ${value.length} bytes, expected ${shards * 8 + 4}`)
-  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
-  if (view.getUint32(shards * 8, true) !== crc32(value.subarray(0, shards * 8))) throw corruptStore(location, 'the counts record fails its CRC-32 check')
+  const view = checkedView(location, 'the counts record', shards * 8, value)
   const counts = new Float64Array(shards)
   for (let i = 0; i < shards; i++) counts[i] = view.getFloat64(i * 8, true)
   return counts
