@@ -1,6 +1,10 @@
+import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { CacheGuard, GuardError, RedisCache, type CacheGuardOptions } from '@bloomkit/guard'
 import type { Redis } from 'ioredis'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { countingCache } from './support/counting-cache.js'
 import { redisClient, uniqueName } from './support/redis.js'
@@ -375,5 +379,25 @@ describe('warm and rebuild', () => {
     const error = await errorOf(guard.rebuild(['1']))
     expect(error.code).toBe('GUARD_INVALID_OPTION')
     expect(error.message).toMatch(/^into must be/)
+  })
+})
+
+describe('filters of every backend', () => {
+  test('a LevelBloomFilter (a LevelDB folder) guards the same way', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'bloomkit-guard-level-'))
+    const filter = await LevelBloomFilter.create(folder, { capacity: 10_000, errorRate: 0.001 })
+    try {
+      const guard = new CacheGuard<User>({ filter, cache: redis, name: uniqueName('level'), load: db.user, cacheTimeout: 5000 })
+      await guard.warm(db.ids())
+      expect(await guard.getMany(['12', 'nobody', '13'])).toEqual([{ id: '12', name: 'user 12' }, null, { id: '13', name: 'user 13' }])
+      await db.insert('lvl', 'Level')
+      await guard.created('lvl')
+      expect(await filter.has('lvl')).toBe(true)
+      expect(await guard.get('lvl')).toEqual({ id: 'lvl', name: 'Level' })
+      expect(guard.stats()).toMatchObject({ filtered: 1, loads: 3 })
+    } finally {
+      await filter.close()
+      await rm(folder, { recursive: true, force: true })
+    }
   })
 })
