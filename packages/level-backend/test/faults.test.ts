@@ -162,6 +162,16 @@ describe('records LevelDB drops', () => {
     expect(result).toMatchObject({ error: { code: 'BLOOM_DATA_LOST', message: expect.stringContaining('log record') } })
   })
 
+  test('the anchor file deleted or damaged is BLOOM_CORRUPT_STORE naming it; the filter is not opened without it', async () => {
+    const { folder, added } = await filterWith(1)
+    const deleted = folders.path()
+    cpSync(folder, deleted, { recursive: true })
+    rmSync(join(deleted, 'BLOOMKIT-ANCHOR'))
+    expect(await outcome(deleted, added)).toMatchObject({ error: { code: 'BLOOM_CORRUPT_STORE', message: expect.stringContaining('BLOOMKIT-ANCHOR is missing') } })
+    flipBytes(join(folder, 'BLOOMKIT-ANCHOR'), 6)
+    expect(await outcome(folder, added)).toMatchObject({ error: { code: 'BLOOM_CORRUPT_STORE', message: expect.stringContaining('is damaged') } })
+  })
+
   test('create() on a folder whose records LevelDB lost (its whole .log deleted) is BLOOM_DATA_LOST, not a new empty filter', async () => {
     // A small filter: every record is still in LevelDB's .log when it closes.
     const { folder, added } = await filterWith(1)
