@@ -33,3 +33,22 @@ export {
   type PayloadChunk,
   type SnapshotHeader,
 } from './snapshot.js'
+export {
+  compoundErrorRate,
+  isLayeredOptions,
+  layerCapacity,
+  layeredMergeRefused,
+  layerErrorRate,
+  layerParameters,
+  layerPolicyOf,
+  windowOf,
+  type LayerPolicy,
+} from './layered/layer-policy.js'
+export {
+  decodeLayeredSnapshot,
+  encodeLayeredSnapshot,
+  snapshotVersionOf,
+  type LayeredSnapshot,
+  type LayerToWrite,
+  type SnapshotLayer,
+} from './layered/layered-snapshot.js'

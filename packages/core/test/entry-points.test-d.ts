@@ -32,6 +32,11 @@ test("'@bloomkit/core' holds what users call: the filter, sizing, errors and lim
     Root.Dimensions,
     Root.ErrorRateOptions,
     Root.SizingOptions,
+    Root.LayeredOptions,
+    Root.LayerInfo,
+    Root.RotatingOptions,
+    Root.ScalableOptions,
+    Root.WindowOptions,
   ]
   expectTypeOf<Types>().not.toBeNever()
 })
@@ -62,8 +67,29 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'snapshotBytes'
     | 'SnapshotReader'
     | 'writeParameterFields'
+    | 'compoundErrorRate'
+    | 'isLayeredOptions'
+    | 'layerCapacity'
+    | 'layeredMergeRefused'
+    | 'layerErrorRate'
+    | 'layerParameters'
+    | 'layerPolicyOf'
+    | 'windowOf'
+    | 'decodeLayeredSnapshot'
+    | 'encodeLayeredSnapshot'
+    | 'snapshotVersionOf'
   >()
-  type Types = [Store.BitStore, Store.BitStoreCapabilities, Store.ShardGroup, Store.PayloadChunk, Store.SnapshotHeader]
+  type Types = [
+    Store.BitStore,
+    Store.BitStoreCapabilities,
+    Store.ShardGroup,
+    Store.PayloadChunk,
+    Store.SnapshotHeader,
+    Store.LayerPolicy,
+    Store.LayeredSnapshot,
+    Store.LayerToWrite,
+    Store.SnapshotLayer,
+  ]
   expectTypeOf<Types>().not.toBeNever()
 })
 

@@ -1,2 +1,3 @@
 export { MemoryBitStore } from './memory-bit-store.js'
 export { MemoryBloomFilter } from './memory-bloom-filter.js'
+export { LayeredMemoryFilter } from './layered-memory-filter.js'

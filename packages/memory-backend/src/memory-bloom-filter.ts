@@ -1,6 +1,7 @@
 import { BLOCK_BITS, blockIndex, PROBE_STEP, scaleToShard, shardOf } from '@bloomkit/core/spec'
-import { BloomFilter, sizeFilter, type BloomKey, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, decodeSnapshot, KeyHasher, shardBytesOf } from '@bloomkit/core/store'
+import { BloomFilter, sizeFilter, type BloomKey, type FilterParametersInput, type LayeredOptions, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, shardBytesOf } from '@bloomkit/core/store'
+import { LayeredMemoryFilter } from './layered-memory-filter.js'
 import { MemoryBitStore } from './memory-bit-store.js'
 
 const BLOCK_BYTES = BLOCK_BITS / 8
@@ -36,12 +37,17 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   }
 
   /**
-   * A new, empty filter sized for `capacity` keys at `errorRate` (see `sizeFilter` in core).
+   * A new, empty filter sized for `capacity` keys at `errorRate` (see `sizeFilter` in core); with
+   * `growth` or `window`, a {@link LayeredMemoryFilter} that grows or forgets.
    * Async only because xxhash-wasm compiles once per process; where WebAssembly is forbidden it
    * falls back to the bit-identical pure-JS hash.
    * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
    */
-  static async create(options: SizingOptions): Promise<MemoryBloomFilter> {
+  static create(options: LayeredOptions): Promise<LayeredMemoryFilter>
+  static create(options: SizingOptions): Promise<MemoryBloomFilter>
+  static async create(options: SizingOptions | LayeredOptions): Promise<MemoryBloomFilter | LayeredMemoryFilter> {
+    // With `growth` or `window`, a layered filter (layered-memory-filter.ts).
+    if (isLayeredOptions(options)) return LayeredMemoryFilter.create(options)
     return MemoryBloomFilter.fromParameters(sizeFilter(options))
   }
 
@@ -192,7 +198,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
  * `answer` for each key, in order. An array's answers go into an array made at its final length: at
  * 100k keys that took a third off the time of pushing onto a growing one.
  */
-function answerEach(keys: Iterable<BloomKey>, answer: (key: BloomKey) => boolean): boolean[] {
+export function answerEach(keys: Iterable<BloomKey>, answer: (key: BloomKey) => boolean): boolean[] {
   checkIterable(keys)
   if (Array.isArray(keys)) {
     const results = new Array<boolean>(keys.length)

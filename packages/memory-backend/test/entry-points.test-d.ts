@@ -2,5 +2,5 @@ import { expectTypeOf, test } from 'vitest'
 import type * as Memory from '@bloomkit/memory-backend'
 
 test("'@bloomkit/memory-backend' exports only its public classes", () => {
-  expectTypeOf<keyof typeof Memory>().toEqualTypeOf<'MemoryBitStore' | 'MemoryBloomFilter'>()
+  expectTypeOf<keyof typeof Memory>().toEqualTypeOf<'LayeredMemoryFilter' | 'MemoryBitStore' | 'MemoryBloomFilter'>()
 })

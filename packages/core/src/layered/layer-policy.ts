@@ -1,0 +1,245 @@
+import { BloomError, checkInteger, invalidParameter } from '../errors.js'
+import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from '../parameters.js'
+import { BLOCK_BITS } from '../positions.js'
+import { checkErrorRate, estimateErrorRate, optimalParameters, sizeFilter, type SizingOptions } from '../sizing.js'
+
+/** The tightening ratio r of a layered filter when none is given (docs/SPEC.md, section 8). */
+export const DEFAULT_TIGHTENING = 0.5
+/** The most a layer may grow over the one before it. */
+export const MAX_GROWTH = 65_536
+
+/**
+ * A filter that grows past its capacity: when the newest layer has taken `capacity × growth^i`
+ * new keys, a layer `growth`× larger and with a tighter error rate is added, so that the whole
+ * filter's false-positive rate stays at or below `errorRate` however many layers it grows.
+ */
+export interface ScalableOptions extends SizingOptions {
+  /** How much larger each layer is than the one before: an integer from 1 to 65 536 (2 is usual). */
+  readonly growth: number
+  /**
+   * r in (0, 1): layer i is sized for `errorRate·(1 − r)·r^i`, so the layers' rates sum to less
+   * than `errorRate`. Larger r spends fewer bits on later layers. Default: 0.5.
+   */
+  readonly tightening?: number
+}
+
+/** Time windows of a rotating filter. */
+export interface WindowOptions {
+  /** The length of one window in seconds: an integer from 1 to 2^32 − 1. */
+  readonly seconds: number
+  /** How many windows `has` checks, the current one included: an integer from 1 to 65 536. */
+  readonly keep: number
+}
+
+/**
+ * A filter that forgets: keys go into the layer of the current time window and `has` checks the
+ * last `keep` windows. A key added at time t is found until at least t + (keep − 1)·seconds and
+ * is forgotten after t + keep·seconds at most.
+ */
+export interface RotatingOptions extends SizingOptions {
+  /** The windows: keys added per window are `capacity`, at `errorRate / keep` each. */
+  readonly window: WindowOptions
+  /** Optional: a window that takes more than `capacity` keys grows layers as a scalable filter does. */
+  readonly growth?: number
+  /** As {@link ScalableOptions.tightening}, within one window. */
+  readonly tightening?: number
+  /** Milliseconds since the Unix epoch, for tests. Default: `Date.now`. */
+  readonly clock?: () => number
+}
+
+/** Options that make a layered filter: a scalable (`growth`) or a rotating (`window`) one. */
+export type LayeredOptions = ScalableOptions | RotatingOptions
+
+/** Whether a backend's `create` options ask for a layered filter rather than a fixed one. */
+export function isLayeredOptions(options: unknown): options is LayeredOptions {
+  if (options === null || typeof options !== 'object') return false
+  const { growth, window } = options as { growth?: unknown; window?: unknown }
+  return growth !== undefined || window !== undefined
+}
+
+/**
+ * Everything that decides a layered filter's layers, as its snapshot (format version 2) and the
+ * backends' metadata record it.
+ */
+export interface LayerPolicy {
+  readonly kind: 'scalable' | 'rotating'
+  /** Keys the first layer (of each window) takes before the next one is added. */
+  readonly capacity: number
+  /** The bound on the whole filter's false-positive rate. */
+  readonly errorRate: number
+  /** 1 … 65 536; 0 only for a rotating filter whose windows do not grow. */
+  readonly growth: number
+  /** r in (0, 1). */
+  readonly tightening: number
+  /** Window length in seconds (rotating), 0 for scalable. */
+  readonly seconds: number
+  /** Windows checked (rotating), 0 for scalable. */
+  readonly keep: number
+  /** Every layer's seed: the same, so that a key is hashed once for all layers. */
+  readonly seed: number
+  /** The layout of new layers; undefined lets sizing choose per layer. */
+  readonly layout: BitLayout | undefined
+  /** The shards of new layers; undefined lets sizing choose per layer. */
+  readonly shards: number | undefined
+}
+
+/**
+ * Validates layered options and returns the policy they describe.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
+ */
+export function layerPolicyOf(options: LayeredOptions): LayerPolicy {
+  if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
+  const rotating = (options as RotatingOptions).window !== undefined
+  const capacity = checkInteger('capacity', options.capacity, 1, Number.MAX_SAFE_INTEGER)
+  const errorRate = checkErrorRate('errorRate', options.errorRate)
+  const growth =
+    options.growth === undefined && rotating ? 0 : checkInteger('growth', options.growth, 1, MAX_GROWTH)
+  const tightening = options.tightening ?? DEFAULT_TIGHTENING
+  if (typeof tightening !== 'number' || !(tightening > 0 && tightening < 1)) {
+    throw invalidParameter('tightening', 'a number greater than 0 and less than 1', tightening)
+  }
+  let seconds = 0
+  let keep = 0
+  if (rotating) {
+    const window = (options as RotatingOptions).window
+    if (window === null || typeof window !== 'object') throw invalidParameter('window', 'an object { seconds, keep }', window)
+    seconds = checkInteger('window.seconds', window.seconds, 1, 0xffffffff)
+    keep = checkInteger('window.keep', window.keep, 1, 65_536)
+    const clock = (options as RotatingOptions).clock
+    if (clock !== undefined && typeof clock !== 'function') throw invalidParameter('clock', 'a function returning milliseconds', clock)
+  }
+  const policy: LayerPolicy = {
+    kind: rotating ? 'rotating' : 'scalable',
+    capacity,
+    errorRate,
+    growth,
+    tightening,
+    seconds,
+    keep,
+    seed: checkInteger('seed', options.seed ?? 0, 0, 0xffffffff),
+    layout: options.layout === undefined ? undefined : checkLayoutOption(options.layout),
+    shards: options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS),
+  }
+  layerParameters(policy, 0) // the first layer must be sizeable, so that a bad capacity fails at create
+  return policy
+}
+
+function checkLayoutOption(layout: unknown): BitLayout {
+  if (layout !== 'blocked' && layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
+  return layout
+}
+
+/**
+ * Keys layer `index` takes before the next is added: `capacity × growth^index`, `index` counting
+ * within its window for a rotating filter (and always 0 for one that does not grow).
+ */
+export function layerCapacity(policy: LayerPolicy, index: number): number {
+  if (policy.growth === 0) return policy.capacity
+  return Math.min(policy.capacity * Math.pow(policy.growth, index), Number.MAX_SAFE_INTEGER)
+}
+
+/**
+ * The error rate layer `index` is sized for: the filter's budget `errorRate` (a rotating filter's:
+ * `errorRate / keep` per window) times (1 − r)·r^index; a window that never grows gets all of it.
+ * The layers' rates sum to less than the budget, so by the union bound a `has` that checks them all
+ * errs with probability below it.
+ */
+export function layerErrorRate(policy: LayerPolicy, index: number): number {
+  const budget = policy.kind === 'rotating' ? policy.errorRate / policy.keep : policy.errorRate
+  if (policy.growth === 0) return budget
+  return budget * (1 - policy.tightening) * Math.pow(policy.tightening, index)
+}
+
+/**
+ * The parameters of layer `index`: `sizeFilter` at {@link layerCapacity} and
+ * {@link layerErrorRate}, with the policy's seed, layout and shards, then grown in 0.1 % steps while
+ * its expected rate at capacity (`estimateErrorRate`) is above the layer's rate. Rates so small that
+ * Guava's formula asks for more than 64 hashes (below about 1e-19, reached only by filters that
+ * grow by 1 or with r near 0 after tens of layers) get a classic layer with 64 hashes and as many
+ * bits as reach the rate.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` when the layer cannot be sized at all.
+ */
+export function layerParameters(policy: LayerPolicy, index: number): FilterParameters {
+  const capacity = Math.ceil(layerCapacity(policy, index))
+  const errorRate = layerErrorRate(policy, index)
+  if (!(errorRate > 0)) {
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `layer ${index} would need an error rate below the smallest double; use a larger growth or tightening`)
+  }
+  const { seed, layout, shards } = policy
+  let parameters =
+    optimalParameters({ capacity, errorRate }).hashes <= MAX_HASHES
+      ? sizeFilter({ capacity, errorRate, seed, layout, shards })
+      : sizeAtMostHashes(capacity, errorRate, seed, shards)
+  // Guava's sizing lands within about 1 % of its target either way; a layer must not land above
+  // its share, or the shares could sum past errorRate. So grow it in 0.1 % steps until it meets it.
+  const multiple = parameters.layout === 'blocked' ? BLOCK_BITS : 8
+  while (modelRate(parameters, capacity) > errorRate) {
+    const shardBits = parameters.bits / parameters.shards
+    const grown = shardBits + Math.max(multiple, Math.ceil((shardBits * 0.001) / multiple) * multiple)
+    if (grown > MAX_SHARD_BITS) throw invalidParameter('capacity', `small enough to size layer ${index} at error rate ${errorRate}`, capacity)
+    parameters = { ...parameters, bits: grown * parameters.shards }
+  }
+  return parameters
+}
+
+function modelRate(parameters: FilterParameters, items: number): number {
+  return estimateErrorRate({ bits: parameters.bits, hashes: parameters.hashes, items, shards: parameters.shards, layout: parameters.layout })
+}
+
+/** A classic filter of 64 hashes meeting `errorRate`: the fill f = p^(1/64) fixes bits per key. */
+function sizeAtMostHashes(capacity: number, errorRate: number, seed: number, shardsOption: number | undefined): FilterParameters {
+  const hashes = MAX_HASHES
+  const fill = Math.pow(errorRate, 1 / hashes)
+  let bits = Math.ceil((-hashes * capacity) / Math.log1p(-fill))
+  for (;;) {
+    const shards = shardsOption ?? Math.ceil(bits / MAX_SHARD_BITS)
+    const shardBits = Math.ceil(bits / shards / 8) * 8
+    if (shards > MAX_SHARDS || shardBits > MAX_SHARD_BITS) {
+      throw invalidParameter('capacity', `small enough to size a layer at error rate ${errorRate}`, capacity)
+    }
+    const parameters = checkParameters({ bits: shardBits * shards, hashes, shards, seed, layout: 'classic' })
+    if (modelRate(parameters, capacity) <= errorRate) return parameters
+    bits = Math.ceil(bits * 1.001)
+  }
+}
+
+/**
+ * The window that time `nowMs` falls in: ⌊nowMs / (seconds × 1000)⌋. A rotating filter's layers
+ * of windows at or below `current − keep` are dropped.
+ */
+export function windowOf(policy: LayerPolicy, nowMs: number): number {
+  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs) || nowMs < 0) {
+    throw invalidParameter('clock()', 'milliseconds since the Unix epoch, a finite number ≥ 0', nowMs)
+  }
+  return Math.floor(nowMs / (policy.seconds * 1000))
+}
+
+/** What `layers` reports for each layer, oldest first. */
+export interface LayerInfo {
+  /** Keys this layer takes before the next is added (per window for a rotating filter). */
+  readonly capacity: number
+  /** Keys added to this layer that were new. */
+  readonly count: number
+  /** The false-positive rate the layer is sized for at `capacity`. */
+  readonly errorRate: number
+  /** The layer's parameters; `parameters.bits` is its size. */
+  readonly parameters: FilterParameters
+  /** The time window the layer belongs to (rotating filters), 0 for a scalable filter. */
+  readonly window: number
+}
+
+/** The compound false-positive rate of layers with these individual rates: 1 − Π(1 − rate_i). */
+export function compoundErrorRate(rates: Iterable<number>): number {
+  let none = 1
+  for (const rate of rates) none *= 1 - rate
+  return 1 - none
+}
+
+/** `BLOOM_INCOMPATIBLE` for merging layered filters: what each layer would hold is not defined. */
+export function layeredMergeRefused(): BloomError {
+  return new BloomError(
+    'BLOOM_INCOMPATIBLE',
+    'merge: layered filters cannot be merged: which layer (and window) each key belongs to, and so when a layer is full or dropped, ' +
+      'is not defined for a union. Add the other filter’s keys instead, or export both and keep them side by side.',
+  )
+}
