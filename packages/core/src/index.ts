@@ -20,4 +20,4 @@ export {
   type ErrorRateOptions,
   type SizingOptions,
 } from './sizing.js'
-export type { LayeredOptions, LayerInfo, RotatingOptions, ScalableOptions, WindowOptions } from './layered/layer-policy.js'
+export type { LayeredOptions, LayerInfo, RotatingOptions, ScalableOptions, WindowOptions } from './layer-policy.js'

@@ -43,7 +43,7 @@ export {
   layerPolicyOf,
   windowOf,
   type LayerPolicy,
-} from './layered/layer-policy.js'
+} from './layer-policy.js'
 export {
   decodeLayeredSnapshot,
   encodeLayeredSnapshot,
@@ -51,4 +51,4 @@ export {
   type LayeredSnapshot,
   type LayerToWrite,
   type SnapshotLayer,
-} from './layered/layered-snapshot.js'
+} from './layered-snapshot.js'

@@ -223,7 +223,7 @@ export class LayeredMemoryFilter {
   }
 
   /** Each live layer, oldest first: capacity, count, the error rate it is sized for, parameters, window. */
-  get layers(): LayerInfo[] {
+  layers(): LayerInfo[] {
     this.checkOpen()
     if (this.rotating) this.advance()
     return this.live.map((layer) => ({

@@ -30,20 +30,20 @@ describe('MemoryBloomFilter.create with growth (scalable)', () => {
     const filter = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01, growth: 2 })
     expect(filter).toBeInstanceOf(LayeredMemoryFilter)
     const added = filter.addMany(Array.from({ length: 10_000 }, (_, i) => `user:${i}`))
-    expect(filter.layers.map((layer) => layer.capacity)).toEqual([1000, 2000, 4000, 8000])
-    expect(filter.layers.map((layer) => layer.errorRate)).toEqual([0.005, 0.0025, 0.00125, 0.000625])
+    expect(filter.layers().map((layer) => layer.capacity)).toEqual([1000, 2000, 4000, 8000])
+    expect(filter.layers().map((layer) => layer.errorRate)).toEqual([0.005, 0.0025, 0.00125, 0.000625])
     // Every layer but the newest took exactly its capacity of new keys.
-    expect(filter.layers.slice(0, -1).map((layer) => layer.count)).toEqual([1000, 2000, 4000])
+    expect(filter.layers().slice(0, -1).map((layer) => layer.count)).toEqual([1000, 2000, 4000])
     expect(filter.estimateCount()).toBe(added.filter(Boolean).length)
     expect(filter.hasMany(Array.from({ length: 10_000 }, (_, i) => `user:${i}`)).every(Boolean)).toBe(true)
     expect(filter.add('user:1')).toBe(false)
-    expect(filter.byteLength).toBe(filter.layers.reduce((sum, layer) => sum + layer.parameters.bits / 8, 0))
+    expect(filter.byteLength).toBe(filter.layers().reduce((sum, layer) => sum + layer.parameters.bits / 8, 0))
   })
 
   plainTest('add of a key any layer holds answers false and writes nothing', async () => {
     const filter = await MemoryBloomFilter.create({ capacity: 2, errorRate: 0.01, growth: 2, seed: 3 })
     filter.addMany(['a', 'b', 'c'])
-    expect(filter.layers.length).toBe(2)
+    expect(filter.layers().length).toBe(2)
     const before = filter.export()
     expect(filter.add('a')).toBe(false)
     expect(filter.export()).toEqual(before)
@@ -86,7 +86,7 @@ describe('MemoryBloomFilter.create with growth (scalable)', () => {
         expect(filter.export()).toEqual(snapshot)
       }
     }
-    for (const layer of filter.layers.slice(0, -1)) expect(layer.count).toBe(layer.capacity)
+    for (const layer of filter.layers().slice(0, -1)) expect(layer.count).toBe(layer.capacity)
   })
 })
 
@@ -104,7 +104,7 @@ describe('MemoryBloomFilter.create with window (rotating)', () => {
     }
     at.now = 300_000 // window 5: windows 3, 4, 5 are kept
     expect(filter.has('session:1')).toBe(false)
-    expect(filter.layers).toEqual([])
+    expect(filter.layers()).toEqual([])
   })
 
   test.prop(
@@ -142,18 +142,18 @@ describe('MemoryBloomFilter.create with window (rotating)', () => {
     filter.addMany(Array.from({ length: 35 }, (_, i) => `a${i}`))
     at.now = 11_000
     filter.addMany(Array.from({ length: 5 }, (_, i) => `b${i}`))
-    expect(filter.layers.map((layer) => [layer.window, layer.capacity])).toEqual([
+    expect(filter.layers().map((layer) => [layer.window, layer.capacity])).toEqual([
       [10, 10],
       [10, 20],
       [10, 40],
       [11, 10],
     ])
     // Each window's budget is errorRate / keep, split as a scalable filter splits it.
-    expect(filter.layers.map((layer) => layer.errorRate)).toEqual([0.0025, 0.00125, 0.000625, 0.0025])
+    expect(filter.layers().map((layer) => layer.errorRate)).toEqual([0.0025, 0.00125, 0.000625, 0.0025])
     const copy = LayeredMemoryFilter.importSync(filter.export(), { clock })
-    expect(copy.layers).toEqual(filter.layers)
+    expect(copy.layers()).toEqual(filter.layers())
     at.now = 12_000
-    expect(filter.layers.map((layer) => layer.window)).toEqual([11])
+    expect(filter.layers().map((layer) => layer.window)).toEqual([11])
   })
 })
 
@@ -167,7 +167,7 @@ describe('the compound false-positive rate stays below errorRate as the filter g
       for (let i = 0; i < capacity * times; i++) filter.add(`m:${i}`)
       let positives = 0
       for (let i = 0; i < probes; i++) if (filter.has(`p:${i}`)) positives++
-      const layers = filter.layers
+      const layers = filter.layers()
       // The model: each layer's expected rate at the keys it holds, combined as independent layers.
       const model = compoundErrorRate(layers.map((layer) => estimateErrorRate({ ...layer.parameters, items: layer.count })))
       const [low, high] = chernoffInterval(model * probes)
@@ -237,7 +237,7 @@ describe('errors and edges', () => {
     const filter = await MemoryBloomFilter.create({ capacity: 2, errorRate: 0.01, growth: 2 })
     filter.addMany(['a', 'b', 'c'])
     filter.clear()
-    expect(filter.layers.map((layer) => layer.count)).toEqual([0])
+    expect(filter.layers().map((layer) => layer.count)).toEqual([0])
     expect(filter.has('a')).toBe(false)
     filter.close()
     filter.close()

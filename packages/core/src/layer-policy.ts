@@ -1,7 +1,7 @@
-import { BloomError, checkInteger, invalidParameter } from '../errors.js'
-import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from '../parameters.js'
-import { BLOCK_BITS } from '../positions.js'
-import { checkErrorRate, estimateErrorRate, optimalParameters, sizeFilter, type SizingOptions } from '../sizing.js'
+import { BloomError, checkInteger, invalidParameter } from './errors.js'
+import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from './parameters.js'
+import { BLOCK_BITS } from './positions.js'
+import { checkErrorRate, estimateErrorRate, optimalParameters, sizeFilter, type SizingOptions } from './sizing.js'
 
 /** The tightening ratio r of a layered filter when none is given (docs/SPEC.md, section 8). */
 export const DEFAULT_TIGHTENING = 0.5
@@ -157,10 +157,11 @@ export function layerErrorRate(policy: LayerPolicy, index: number): number {
  * Guava's formula asks for more than 64 hashes (below about 1e-19, reached only by filters that
  * grow by 1 or with r near 0 after tens of layers) get a classic layer with 64 hashes and as many
  * bits as reach the rate.
+ * @param capacity Keys the layer takes, if not the policy's (a layer rebuilt to fit a key set).
  * @throws BloomError `BLOOM_INVALID_PARAMETER` when the layer cannot be sized at all.
  */
-export function layerParameters(policy: LayerPolicy, index: number): FilterParameters {
-  const capacity = Math.ceil(layerCapacity(policy, index))
+export function layerParameters(policy: LayerPolicy, index: number, capacity = layerCapacity(policy, index)): FilterParameters {
+  capacity = Math.ceil(capacity)
   const errorRate = layerErrorRate(policy, index)
   if (!(errorRate > 0)) {
     throw new BloomError('BLOOM_INVALID_PARAMETER', `layer ${index} would need an error rate below the smallest double; use a larger growth or tightening`)

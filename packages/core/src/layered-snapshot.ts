@@ -1,8 +1,8 @@
-import { crc32 } from '../crc32.js'
-import { BloomError } from '../errors.js'
-import { checkParameters, HASH_SCHEMES, layoutOfScheme, type FilterParameters } from '../parameters.js'
-import { decodeSnapshot, snapshotBytes, SNAPSHOT_HEADER_BYTES } from '../snapshot.js'
-import { checkErrorRate } from '../sizing.js'
+import { crc32 } from './crc32.js'
+import { BloomError } from './errors.js'
+import { checkParameters, HASH_SCHEMES, layoutOfScheme, type FilterParameters } from './parameters.js'
+import { decodeSnapshot, snapshotBytes, SNAPSHOT_HEADER_BYTES } from './snapshot.js'
+import { checkErrorRate } from './sizing.js'
 import { layerPolicyOf, type LayerPolicy } from './layer-policy.js'
 
 /** The format version of a layered snapshot (docs/SPEC.md, section 8). */
