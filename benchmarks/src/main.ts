@@ -18,6 +18,7 @@ if (wanted('level')) await (await import('./level.js')).runLevelBenchmarks(repor
 if (wanted('redis')) await (await import('./redis.js')).runRedisBenchmarks(report)
 if (wanted('cli')) await (await import('./cli.js')).runCliBenchmarks(report)
 if (wanted('guard')) await (await import('./guard.js')).runGuardBenchmarks(report)
+if (wanted('layered')) await (await import('./layered.js')).runLayeredBenchmarks(report)
 
 const table = report.toMarkdown()
 console.log(`\n${table}`)

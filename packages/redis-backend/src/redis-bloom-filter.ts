@@ -1,7 +1,8 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
-import { checkInteger, createKeyHasher, type BitStore } from '@bloomkit/core/store'
+import { checkInteger, createKeyHasher, isLayeredOptions, type BitStore } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
+import { RedisLayeredFilter, type RedisLayeredOptions } from './layered-redis-filter.js'
 import { checkName, KeyNames } from './key-names.js'
 import { createMeta, lockMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
 import {
@@ -52,14 +53,19 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * with exactly these parameters already exists (so every instance of a service may call it at
    * start-up; racing creators end with one filter). Shards default to as many as keep each at
    * most 4 MiB ({@link DEFAULT_SHARD_BITS}); pass `shards` to spread a small filter over the
-   * masters of a Cluster. No command allocates more than 4 MiB.
+   * masters of a Cluster. No command allocates more than 4 MiB. With `growth` or `window`, a
+   * {@link RedisLayeredFilter} that grows or forgets.
    *
    * @param redis A connected ioredis `Redis` or `Cluster` with your options (auth, TLS, timeouts).
    * @throws BloomError `BLOOM_INVALID_PARAMETER` (name, capacity, errorRate, shards, seed, ttl, …),
    *   `BLOOM_INCOMPATIBLE` if `name` holds a filter with other parameters, `BLOOM_LOCKED` if
    *   another process is still creating it after `lockWait`, `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisBloomFilter> {
+  static create(redis: RedisClient, name: string, options: RedisLayeredOptions): Promise<RedisLayeredFilter>
+  static create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisBloomFilter>
+  static async create(redis: RedisClient, name: string, options: RedisCreateOptions | RedisLayeredOptions): Promise<RedisBloomFilter | RedisLayeredFilter> {
+    // With `growth` or `window`, a layered filter (layered-redis-filter.ts).
+    if (isLayeredOptions(options)) return RedisLayeredFilter.create(redis, name, options)
     return RedisBloomFilter.fromParameters(redis, name, sizeRedisFilter(options), options)
   }
 

@@ -1,0 +1,209 @@
+import { fc, test as propTest } from '@fast-check/vitest'
+import { afterAll, describe, expect, test } from 'vitest'
+import { BloomError } from '@bloomkit/core'
+import { decodeLayeredSnapshot, KeyHasher } from '@bloomkit/core/store'
+import { LayeredMemoryFilter, MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
+import { KeyNames } from '../src/key-names.js'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+  } catch (error) {
+    expect(error).toBeInstanceOf(BloomError)
+    return (error as BloomError).code
+  }
+  return 'resolved'
+}
+
+describe.each([
+  ['standalone', redis],
+  ['Cluster', cluster],
+] as const)('RedisBloomFilter.create with growth, on %s', (_, client) => {
+  test('grows in layers listed in the meta hash, keeps every key, and another process sees the same layers', async () => {
+    const name = uniqueName('layered')
+    const filter = await RedisBloomFilter.create(client, name, { capacity: 100, errorRate: 0.01, growth: 2 })
+    expect(filter).toBeInstanceOf(RedisLayeredFilter)
+    const added = await filter.addMany(keys('k', 1000))
+    const layers = await filter.layers()
+    expect(layers.map((layer) => layer.capacity)).toEqual([100, 200, 400, 800])
+    // Counts live in Redis; full layers took exactly their capacity (one process: nothing else in flight).
+    expect(layers.slice(0, -1).map((layer) => layer.count)).toEqual([100, 200, 400])
+    expect(await filter.estimateCount()).toBe(added.filter(Boolean).length)
+    expect((await filter.hasMany(keys('k', 1000))).every(Boolean)).toBe(true)
+    expect(await filter.add('k:5')).toBe(false)
+
+    const other = await RedisLayeredFilter.open(client, name)
+    expect(await other.layers()).toEqual(layers)
+    expect((await other.hasMany(keys('k', 1000))).every(Boolean)).toBe(true)
+    // A layer added by one instance is seen by the other's very next check.
+    await other.addMany(keys('more', 2000))
+    expect((await filter.hasMany(keys('more', 2000))).every(Boolean)).toBe(true)
+    expect((await filter.layers()).length).toBe((await other.layers()).length)
+    await filter.destroy()
+    for (const key of [`${name}:meta`, `${name}:L1:meta`, `${name}:L4:meta`]) expect(await client.exists(key)).toBe(0)
+  })
+
+  test('its snapshot is the layered format: the memory backend reads it and answers alike, and it imports back', async () => {
+    const name = uniqueName('layered-export')
+    const filter = await RedisBloomFilter.create(client, name, { capacity: 50, errorRate: 0.01, growth: 2, seed: 11 })
+    await filter.addMany(keys('x', 300))
+    const snapshot = await filter.export()
+    const memory = LayeredMemoryFilter.importSync(snapshot)
+    const probes = [...keys('x', 300), ...keys('y', 2000)]
+    expect(memory.hasMany(probes)).toEqual(await filter.hasMany(probes))
+    const copy = await RedisLayeredFilter.import(client, `${name}-copy`, memory.export())
+    expect(await copy.hasMany(probes)).toEqual(await filter.hasMany(probes))
+    expect(await copy.layers()).toEqual(await filter.layers())
+    expect(await codeOf(RedisLayeredFilter.import(client, `${name}-copy`, snapshot))).toBe('BLOOM_INCOMPATIBLE')
+    await copy.destroy()
+    await filter.destroy()
+  })
+})
+
+describe('layered filters on Redis', () => {
+  test('racing growers end with one new layer, and a layer overfills by at most the adds in flight', async () => {
+    const name = uniqueName('racing')
+    const a = await RedisBloomFilter.create(redis, name, { capacity: 500, errorRate: 0.01, growth: 2 })
+    const b = await RedisLayeredFilter.open(redis, name)
+    const c = await RedisLayeredFilter.open(redis, name)
+    // Three instances, batches of 100 in flight together.
+    const batch = 100
+    await Promise.all(
+      [a, b, c].map(async (filter, worker) => {
+        for (let i = 0; i < 10; i++) await filter.addMany(keys(`w${worker}:${i}`, batch))
+      }),
+    )
+    const layers = await a.layers()
+    expect(layers.map((layer) => layer.capacity)).toEqual([500, 1000, 2000].slice(0, layers.length))
+    expect(layers.length).toBeLessThanOrEqual(3)
+    for (const layer of layers) expect(layer.count).toBeLessThanOrEqual(layer.capacity + 3 * batch)
+    const ids = String(await redis.hget(`${name}:meta`, 'layers')).split(',').map((entry) => Number(entry.split('/')[0]))
+    expect(ids).toEqual(ids.map((_, i) => i + 1))
+    for (let worker = 0; worker < 3; worker++) {
+      for (let i = 0; i < 10; i++) expect((await c.hasMany(keys(`w${worker}:${i}`, batch))).every(Boolean)).toBe(true)
+    }
+    await a.destroy()
+  })
+
+  test('losing any layer’s shard is BLOOM_DATA_LOST, and so is losing a listed layer', async () => {
+    const name = uniqueName('lost')
+    const filter = await RedisBloomFilter.create(redis, name, { capacity: 100, errorRate: 0.01, growth: 2 })
+    await filter.addMany(keys('k', 250))
+    expect((await filter.layers()).length).toBe(2)
+    await redis.del(new KeyNames(`${name}:L1`, 1).shard(0))
+    expect(await codeOf(filter.has('absent'))).toBe('BLOOM_DATA_LOST')
+    expect(await codeOf(filter.add('absent'))).toBe('BLOOM_DATA_LOST')
+    await redis.del(`${name}:L1:meta`)
+    expect(await codeOf(RedisLayeredFilter.open(redis, name))).toBe('BLOOM_DATA_LOST')
+    await filter.destroy()
+  })
+
+  test('TTL covers the meta and every layer, new layers included; rebuild leaves one right-sized layer', async () => {
+    const name = uniqueName('ttl')
+    const filter = await RedisBloomFilter.create(redis, name, { capacity: 100, errorRate: 0.01, growth: 2 })
+    await filter.addMany(keys('k', 150))
+    await filter.setTtl(100)
+    await filter.addMany(keys('j', 400))
+    const layers = await filter.layers()
+    expect(layers.length).toBe(3)
+    for (let id = 1; id <= 3; id++) expect(await redis.ttl(`${name}:L${id}:meta`)).toBeGreaterThan(90)
+    expect(await filter.ttl()).toBeGreaterThan(90)
+
+    await filter.rebuild(keys('k', 150))
+    const rebuilt = await filter.layers()
+    expect(rebuilt.map((layer) => [layer.capacity, layer.count])).toEqual([[150, 150]])
+    expect((await filter.hasMany(keys('k', 150))).every(Boolean)).toBe(true)
+    expect((await filter.hasMany(keys('j', 400))).filter(Boolean).length).toBeLessThan(20)
+    expect(await redis.exists(`${name}:L1:meta`)).toBe(0)
+    // It grows on from there.
+    await filter.addMany(keys('after', 500))
+    expect((await filter.layers()).length).toBeGreaterThan(1)
+    expect((await filter.hasMany(keys('after', 500))).every(Boolean)).toBe(true)
+    await filter.setTtl(null)
+    expect(await filter.ttl()).toBe(null)
+    await filter.destroy()
+  })
+
+  test('rotating windows: found within the guarantee, forgotten after, old layers expire by TTL', async () => {
+    const name = uniqueName('rotating')
+    let now = Date.now()
+    const clock = () => now
+    const seen = await RedisBloomFilter.create(redis, name, { capacity: 1000, errorRate: 1e-6, window: { seconds: 60, keep: 3 }, clock })
+    expect(await seen.add('e:1')).toBe(true)
+    const addedAt = now
+    const layerTtl = await redis.pttl(`${name}:L1:meta`)
+    // Its window ends within 60 s; the layer lives keep windows past it, plus a grace minute.
+    expect(layerTtl).toBeGreaterThan(2 * 60_000)
+    expect(layerTtl).toBeLessThanOrEqual(4 * 60_000 + 60_000)
+    now = addedAt + 2 * 60_000 - 1 // t + (keep − 1)·seconds: still found
+    expect(await seen.has('e:1')).toBe(true)
+    expect(await seen.add('e:2')).toBe(true)
+    now = addedAt + 3 * 60_000 // t + keep·seconds: forgotten
+    expect(await seen.has('e:1')).toBe(false)
+    expect(await seen.has('e:2')).toBe(true)
+    expect((await seen.layers()).map((layer) => layer.window)).toEqual([Math.floor((addedAt + 2 * 60_000 - 1) / 60_000)])
+    expect(await codeOf(seen.setTtl(10))).toBe('BLOOM_INCOMPATIBLE')
+    await seen.destroy()
+  })
+
+  test('a fixed and a layered filter refuse to be opened as each other, and merge is refused', async () => {
+    const fixedName = uniqueName('fixed')
+    const layeredName = uniqueName('layered')
+    const fixed = await RedisBloomFilter.create(redis, fixedName, { capacity: 100, errorRate: 0.01 })
+    const layered = await RedisBloomFilter.create(redis, layeredName, { capacity: 100, errorRate: 0.01, growth: 2 })
+    expect(await codeOf(RedisBloomFilter.open(redis, layeredName))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(RedisLayeredFilter.open(redis, fixedName))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(RedisBloomFilter.create(redis, layeredName, { capacity: 100, errorRate: 0.01, growth: 4 }))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(layered.merge(layered))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(RedisLayeredFilter.import(redis, uniqueName('v1'), await fixed.export()))).toBe('BLOOM_UNSUPPORTED_VERSION')
+    await fixed.destroy()
+    await layered.destroy()
+  })
+
+  propTest.prop(
+    [
+      fc.record({ capacity: fc.integer({ min: 1, max: 20 }), growth: fc.integer({ min: 1, max: 3 }) }),
+      fc.array(fc.oneof(fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 30 }).map((add) => ({ add })), fc.integer({ min: 0, max: 300 }).map((has) => ({ has }))), {
+        maxLength: 25,
+      }),
+    ],
+    { numRuns: 15 },
+  )('against a Set: no false negative across layer boundaries, and answers equal the union of its layers', async (options, steps) => {
+    const name = uniqueName('model')
+    const filter = await RedisBloomFilter.create(redis, name, { ...options, errorRate: 0.05 })
+    const model = new Set<string>()
+    try {
+      for (const step of steps) {
+        if ('add' in step) {
+          const batch = step.add.map((i) => `k${i}`)
+          const answers = await filter.addMany(batch)
+          batch.forEach((key, i) => {
+            if (model.has(key)) expect(answers[i]).toBe(false)
+          })
+          for (const key of batch) model.add(key)
+        } else {
+          const key = `k${step.has}`
+          const answer = await filter.has(key)
+          if (model.has(key)) expect(answer).toBe(true)
+          const layers = decodeLayeredSnapshot(await filter.export()).layers.map((layer) => {
+            return new MemoryBloomFilter(new MemoryBitStore(layer.parameters, layer.payload.slice()), new KeyHasher(layer.parameters.seed))
+          })
+          expect(answer).toBe(layers.some((layer) => layer.has(key)))
+        }
+      }
+      expect((await filter.hasMany([...model])).every(Boolean)).toBe(true)
+    } finally {
+      await filter.destroy()
+    }
+  })
+})
