@@ -139,7 +139,8 @@ interface Layer {
  *
  * - **Scalable** (`growth`): when the newest layer has taken its capacity, one process adds the
  *   next layer (racing growers agree through one script: the list only changes if it is still the
- *   one the grower read); a layer overfills by at most the adds in flight when it fills.
+ *   one the grower read). Adds reserve room in the layer's count before writing, so racing
+ *   processes never put more than its capacity into a layer.
  * - **Rotating** (`window`): each window's layers expire by TTL `keep` windows after it (plus a
  *   minute), so an idle filter cleans itself; checks skip windows that have passed by the clock.
  *
@@ -311,24 +312,47 @@ export class RedisLayeredFilter {
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
       while (pending.length > 0) {
         const layer = await this.writable()
-        const room = Math.max(1, layer.entry.capacity - this.newestCount)
-        const taking = this.policy.growth === 0 ? pending : pending.slice(0, room)
-        pending = pending.slice(taking.length)
-        const positions = new PositionBatch(taking.length, layer.parameters.hashes)
-        for (const [slot, i] of taking.entries()) place(layer, pairs[2 * i], pairs[2 * i + 1], positions, slot)
-        positions.size = taking.length
-        const out = new Uint8Array(taking.length)
-        await layer.filter.bitStore.setBits(positions, out)
-        let added = 0
-        for (const [slot, i] of taking.entries()) {
-          answers[i] = out[slot] === 1
-          added += out[slot]
+        const key = `count:${layer.entry.id}`
+        let taking = pending
+        if (this.policy.growth !== 0) {
+          // Reserve room first (HINCRBY is atomic), so that racing processes never put more than
+          // the layer's capacity into it between them; what goes unused is given back below.
+          const want = Math.min(pending.length, Math.max(1, layer.entry.capacity - this.newestCount))
+          const total = Number(await this.call(this.client.hincrby(this.meta, key, want), 'count'))
+          const granted = Math.max(0, Math.min(want, layer.entry.capacity - (total - want)))
+          if (granted === 0) {
+            this.newestCount = Number(await this.call(this.client.hincrby(this.meta, key, -want), 'count'))
+            this.newestCount = Math.max(this.newestCount, layer.entry.capacity) // full: the next round grows
+            continue
+          }
+          taking = pending.slice(0, granted)
+          pending = pending.slice(granted)
+          const added = await this.setIn(layer, taking, pairs, answers)
+          this.newestCount = Number(await this.call(this.client.hincrby(this.meta, key, added - want), 'count'))
+        } else {
+          pending = []
+          const added = await this.setIn(layer, taking, pairs, answers)
+          this.newestCount = Number(await this.call(this.client.hincrby(this.meta, key, added), 'count'))
         }
-        this.newestCount = Number(await this.call(this.client.hincrby(this.meta, `count:${layer.entry.id}`, added), 'count'))
       }
       results.push(...answers)
     }
     return results
+  }
+
+  /** Sets the bits of keys `taking` (indexes into the batch) in `layer`; records their answers; returns how many were new. */
+  private async setIn(layer: Layer, taking: number[], pairs: Uint32Array, answers: boolean[]): Promise<number> {
+    const positions = new PositionBatch(taking.length, layer.parameters.hashes)
+    taking.forEach((i, slot) => place(layer, pairs[2 * i], pairs[2 * i + 1], positions, slot))
+    positions.size = taking.length
+    const out = new Uint8Array(taking.length)
+    await layer.filter.bitStore.setBits(positions, out)
+    let added = 0
+    taking.forEach((i, slot) => {
+      answers[i] = out[slot] === 1
+      added += out[slot]
+    })
+    return added
   }
 
   /** Keys that were new when added, over the live layers, as counted in Redis. */
