@@ -1,5 +1,8 @@
 import { MemoryBloomFilter, type LayeredMemoryFilter } from '@bloomkit/memory-backend'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import BloomFilters from 'bloom-filters'
+import { Redis } from 'ioredis'
+import { startRedisServer } from '../../test-support/dist/redis-servers.js'
 import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, userKeys } from './measure.js'
 import type { Report } from './report.js'
 
@@ -143,5 +146,89 @@ export async function runLayeredBenchmarks(report: Report): Promise<void> {
         `add ${(fillRates.get(subjects[1].name)! / fillRates.get(subjects[3].name)!).toFixed(1)}× (one pass); median of ${ROUNDS} paired rounds`,
     })
     for (const filter of [fixed, growth2, growth4]) filter.close()
+  }
+  await runLayeredRedisBenchmarks(report)
+}
+
+/** Redis: paired rounds per figure (each round a few hundred single calls and a few batches per subject). */
+const REDIS_ROUNDS = Number(process.env.LAYERED_REDIS_ROUNDS ?? 9)
+const REDIS_SINGLE_CALLS = 500
+const REDIS_BATCH = 1000
+
+/**
+ * Redis at 64× the first capacity: a scalable filter (growth 2 and 4) against a fixed one sized
+ * for the final count, on one throwaway server. Checks of absent keys as single awaited calls and
+ * as batches of 1000, in paired rounds.
+ */
+export async function runLayeredRedisBenchmarks(report: Report): Promise<void> {
+  const server = await startRedisServer()
+  const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1, connectTimeout: 2000 })
+  redis.on('error', () => {})
+  try {
+    const scale = 64
+    const n = FIRST_CAPACITY * scale
+    const keys = userKeys(0, n)
+    const absent = userKeys(n, n + 100_000)
+    const fixed = await RedisBloomFilter.create(redis, 'bench:fixed', { capacity: n, errorRate: ERROR_RATE })
+    const growth2 = await RedisBloomFilter.create(redis, 'bench:growth2', { capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 2 })
+    const growth4 = await RedisBloomFilter.create(redis, 'bench:growth4', { capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 4 })
+    const subjects = [
+      { name: 'bloomkit fixed, sized for the final count', filter: fixed, bits: async () => fixed.parameters.bits, layers: async () => 1 },
+      { name: 'bloomkit scalable, growth 2', filter: growth2, bits: async () => (await growth2.layers()).reduce((sum, l) => sum + l.parameters.bits, 0), layers: async () => (await growth2.layers()).length },
+      { name: 'bloomkit scalable, growth 4', filter: growth4, bits: async () => (await growth4.layers()).reduce((sum, l) => sum + l.parameters.bits, 0), layers: async () => (await growth4.layers()).length },
+    ]
+    const fills = new Map<string, number>()
+    for (const subject of subjects) {
+      const start = performance.now()
+      for (const batch of chunks(keys, REDIS_BATCH)) await subject.filter.addMany(batch)
+      fills.set(subject.name, n / ((performance.now() - start) / 1000))
+    }
+    const singles = new Map(subjects.map((s) => [s.name, [] as number[]]))
+    const batches = new Map(subjects.map((s) => [s.name, [] as number[]]))
+    const absentBatches = chunks(absent, REDIS_BATCH)
+    let cursor = 0
+    for (let round = 0; round < REDIS_ROUNDS; round++) {
+      const order = round % 2 === 0 ? subjects : [...subjects].reverse()
+      for (const subject of order) {
+        let start = performance.now()
+        for (let i = 0; i < REDIS_SINGLE_CALLS; i++) await subject.filter.has(absent[(cursor + i) % absent.length])
+        singles.get(subject.name)!.push(REDIS_SINGLE_CALLS / ((performance.now() - start) / 1000))
+        start = performance.now()
+        for (let i = 0; i < 5; i++) await subject.filter.hasMany(absentBatches[(round * 5 + i) % absentBatches.length])
+        batches.get(subject.name)!.push((5 * REDIS_BATCH) / ((performance.now() - start) / 1000))
+      }
+      cursor += REDIS_SINGLE_CALLS
+    }
+    const fixedBits = fixed.parameters.bits
+    for (const subject of subjects) {
+      const bits = await subject.bits()
+      const paired = (samples: Map<string, number[]>) => median(samples.get(subject.name)!.map((rate, round) => rate / samples.get(subjects[0].name)![round]))
+      const versus = subject === subjects[0] ? '' : ` (${'%'}× fixed, median of ${REDIS_ROUNDS} paired rounds)`
+      report.add({
+        suite: 'layered',
+        task: `redis: addMany ${scale}× first capacity (${n.toLocaleString('en')} keys, batches of ${REDIS_BATCH}, one pass)`,
+        subject: subject.name,
+        opsPerSecond: fills.get(subject.name)!,
+        notes: `${await subject.layers()} layer(s), ${(bits / 8 / 1024).toFixed(1)} KiB (${(bits / fixedBits).toFixed(2)}× fixed's bits)`,
+      })
+      report.add({
+        suite: 'layered',
+        task: `redis: has ${scale}× (absent, single awaited calls)`,
+        subject: subject.name,
+        opsPerSecond: median(singles.get(subject.name)!),
+        notes: versus.replace('%', paired(singles).toFixed(2)),
+      })
+      report.add({
+        suite: 'layered',
+        task: `redis: hasMany ${scale}× (absent, batches of ${REDIS_BATCH})`,
+        subject: subject.name,
+        opsPerSecond: median(batches.get(subject.name)!),
+        notes: versus.replace('%', paired(batches).toFixed(2)),
+      })
+    }
+    for (const subject of subjects) await subject.filter.destroy()
+  } finally {
+    redis.disconnect()
+    await server.stop()
   }
 }
