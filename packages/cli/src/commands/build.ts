@@ -43,14 +43,9 @@ const DEFAULT_MEMORY = Math.floor(totalmem() / 4)
 export const buildCommand = new Command('build')
   .summary('load keys from a file or standard input into a new filter')
   .description(
-    `Reads keys (one per line, a CSV column or a JSON-lines field; .gz files are decompressed) and
-builds a filter at --out: a snapshot file, level:<folder> or redis://… with --name.
+    `Reads keys (one per line, a CSV column or a JSON-lines field; .gz files are decompressed) and builds a filter at --out: a snapshot file, level:<folder> or redis://… with --name.
 
-Keys are hashed here and whole shards are written, as a snapshot import does, so loading into
-Redis runs at about the speed of writing a file. A filter larger than --memory is built in
-passes over groups of shards, re-reading the input file each pass. If anything fails, the target
-is left as it was. --replace swaps a new filter in atomically (on Redis through the rebuild, which
-keeps adds made by other clients meanwhile).`,
+Keys are hashed here and whole shards are written, as a snapshot import does, so loading into Redis runs at about the speed of writing a file. A filter larger than --memory is built in passes over groups of shards, re-reading the input file each pass. If anything fails, the target is left as it was. --replace swaps a new filter in atomically (on Redis through the rebuild, which keeps adds made by other clients meanwhile).`,
   )
   .argument('<input>', 'file of keys, or - for standard input')
   .requiredOption('-o, --out <target>', 'where to build the filter: file.blmk, level:<folder>, redis://host:port[/db], redis+cluster://host:port')

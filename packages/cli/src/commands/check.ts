@@ -8,11 +8,7 @@ import { parseTarget } from '../targets.js'
 export const checkCommand = new Command('check')
   .summary('say for each key whether it is present or absent')
   .description(
-    `Checks keys against a filter and prints one line per key: the key, a tab, and "present" or
-"absent" (or with --json one JSON object per line). Keys come from the arguments, or from standard
-input one per line when there are none or the only one is "-". Exit code: 0 if every key is
-present, 1 if any is absent, 2 on error. "present" may be a false positive, at the filter's error
-rate; "absent" is certain.`,
+    `Checks keys against a filter and prints one line per key: the key, a tab, and "present" or "absent" (or with --json one JSON object per line). Keys come from the arguments, or from standard input one per line when there are none or the only one is "-". Exit code: 0 if every key is present, 1 if any is absent, 2 on error. "present" may be a false positive, at the filter's error rate; "absent" is certain.`,
   )
   .argument('<target>', 'file.blmk, level:<folder>, redis://host:port[/db] or redis+cluster://host:port')
   .argument('[keys...]', 'keys to check; none or - reads standard input')

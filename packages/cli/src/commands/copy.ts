@@ -15,9 +15,7 @@ interface CopyOptions {
 export const copyCommand = new Command('copy')
   .summary('copy a filter between files, LevelDB folders and Redis')
   .description(
-    `Streams a filter from <source> to <target> in the snapshot format, checked against its CRCs
-before the target is switched to it; a failed copy leaves the target as it was. An existing
-target is replaced only with --replace (a Redis filter must then have the same parameters).`,
+    `Streams a filter from <source> to <target> in the snapshot format, checked against its CRCs before the target is switched to it; a failed copy leaves the target as it was. An existing target is replaced only with --replace (a Redis filter must then have the same parameters).`,
   )
   .argument('<source>', 'file.blmk, level:<folder>, redis://… or redis+cluster://…')
   .argument('<target>', 'file.blmk, level:<folder>, redis://… or redis+cluster://…')
