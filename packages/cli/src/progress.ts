@@ -39,7 +39,11 @@ export class BuildProgress {
   private keysBefore = 0
   private pass = 1
 
-  constructor(enabled: boolean, inputBytes: number | undefined, private readonly passes: number) {
+  constructor(
+    enabled: boolean,
+    private readonly inputBytes: number | undefined,
+    private readonly passes: number,
+  ) {
     if (!enabled) return
     const known = inputBytes !== undefined && inputBytes > 0
     this.bar = new cliProgress.SingleBar({
@@ -87,7 +91,7 @@ export class BuildProgress {
 
   private payload(): Record<string, string> {
     const seconds = Math.max(0.001, (Date.now() - this.started) / 1000)
-    const size = this.bar === undefined ? 0 : this.bar.getTotal() / this.passes
+    const size = this.inputBytes ?? 0
     return {
       keys: formatCount(this.keys),
       rate: formatCount((this.keysBefore + this.keys) / seconds),

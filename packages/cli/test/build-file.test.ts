@@ -48,6 +48,13 @@ describe('bloomkit build into a snapshot file', () => {
     expect(Buffer.from(payloadOf(at('passes.blmk'))).equals(Buffer.from(filter.export().subarray(40, -4)))).toBe(true)
   })
 
+  test('--progress draws the bar on standard error: keys, keys/s, bytes read of the size, ETA', async () => {
+    const result = await runCli(['build', at('million.txt'), '--out', at('progress.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--progress'])
+    expect(result.code).toBe(0)
+    expect(result.stderr).toMatch(/100% \| 1\.00M keys \| [\d.]+k? keys\/s \| 11\.\d MiB of 11\.\d MiB \| ETA 0s/)
+    expect(result.stdout).toBe('')
+  })
+
   test('gzip input (by extension), CRLF, blank lines and a last line without newline', async () => {
     writeFileSync(at('keys.txt.gz'), gzipSync('alpha\r\n\r\nbeta\n\n\ngamma\r\ndelta'))
     const result = await runCli(['build', at('keys.txt.gz'), '--out', at('gz.blmk'), '--capacity', '1000', '--error-rate', '0.01', '--json'])
