@@ -1,6 +1,6 @@
 import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, shardBitsOf } from '@bloomkit/core/store'
-import { DEFAULT_SHARD_BITS, MAX_REDIS_SHARD_BITS } from '@bloomkit/redis-backend'
+import { MAX_REDIS_SHARD_BITS, sizeRedisFilter } from '@bloomkit/redis-backend'
 import { CliError } from './errors.js'
 
 /** The sizing flags of `build` and `size`. */
@@ -12,20 +12,6 @@ export interface SizingFlags {
   readonly shards?: number
   readonly seed?: number
   readonly layout?: BitLayout
-}
-
-/**
- * The parameters `RedisBloomFilter.create` picks: with no `shards`, as many as keep each shard at
- * most 4 MiB (`DEFAULT_SHARD_BITS`), so that a CLI-built filter is laid out like one the library
- * creates (a test holds the two together).
- */
-export function redisSizing(flags: SizingFlags & { capacity: number; errorRate: number }): FilterParameters {
-  const options = { capacity: flags.capacity, errorRate: flags.errorRate, seed: flags.seed, layout: flags.layout, shards: flags.shards }
-  if (flags.shards !== undefined) return sizeFilter(options)
-  let shards = Math.max(1, Math.ceil(sizeFilter(options).bits / DEFAULT_SHARD_BITS))
-  let parameters = sizeFilter({ ...options, shards })
-  while (shardBitsOf(parameters) > DEFAULT_SHARD_BITS) parameters = sizeFilter({ ...options, shards: ++shards })
-  return parameters
 }
 
 /**
@@ -41,8 +27,8 @@ export function parametersFromFlags(flags: SizingFlags, forRedis: boolean): Filt
   if (bySize) {
     if (flags.capacity === undefined) throw new CliError('CLI_USAGE', '--error-rate needs --capacity')
     if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', '--capacity needs --error-rate')
-    const sizing = { ...flags, capacity: flags.capacity, errorRate: flags.errorRate }
-    const parameters = forRedis ? redisSizing(sizing) : sizeFilter(sizing)
+    const options = { capacity: flags.capacity, errorRate: flags.errorRate, seed: flags.seed, layout: flags.layout, shards: flags.shards }
+    const parameters = forRedis ? sizeRedisFilter(options) : sizeFilter(options)
     checkRedisShards(parameters, forRedis)
     return parameters
   }

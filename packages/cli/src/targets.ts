@@ -105,6 +105,8 @@ export async function connectRedis(target: Target & { kind: 'redis' }, options: 
     username: username === '' ? undefined : username,
     password: password === '' ? undefined : password,
     connectTimeout: options.timeout,
+    // Shown by CLIENT LIST, so an operator sees which connections are a bloomkit load.
+    connectionName: 'bloomkit',
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,
     ...(tls === undefined ? {} : { tls }),

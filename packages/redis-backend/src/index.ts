@@ -3,6 +3,7 @@ export { RedisLayeredFilter, type RedisLayeredOptions } from './layered-redis-fi
 export {
   DEFAULT_SHARD_BITS,
   MAX_REDIS_SHARD_BITS,
+  sizeRedisFilter,
   type RebuildOptions,
   type RedisClient,
   type RedisCreateOptions,

@@ -115,7 +115,12 @@ export function checkRedisParameters(parameters: FilterParametersInput): FilterP
   return checked
 }
 
-/** Sizes a filter; without `shards`, as many as keep each at most {@link DEFAULT_SHARD_BITS}. */
+/**
+ * The parameters `RedisBloomFilter.create` picks for these options (to size a filter before creating
+ * it, or to build one elsewhere with the same layout): without `shards`, as many as keep each at
+ * most {@link DEFAULT_SHARD_BITS}.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` as core's `sizeFilter`.
+ */
 export function sizeRedisFilter(options: SizingOptions): FilterParameters {
   if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
   if (options.shards !== undefined) return sizeFilter(options)

@@ -2,7 +2,7 @@ import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/cor
 import { Command } from 'commander'
 import { integer, probability } from '../flags.js'
 import { formatBytes } from '../progress.js'
-import { redisSizing } from '../sizing.js'
+import { sizeRedisFilter } from '@bloomkit/redis-backend'
 
 interface SizeRow {
   readonly layout: BitLayout
@@ -32,7 +32,7 @@ Examples:
     const rows: SizeRow[] = (['blocked', 'classic'] as const).map((layout) => {
       const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }
       const parameters = sizeFilter(sizing)
-      const redis = redisSizing(sizing)
+      const redis = sizeRedisFilter(sizing)
       return { layout, parameters, bytes: parameters.bits / 8, redis: { parameters: redis, keys: redis.shards + 1 } }
     })
     if (options.json === true) {
