@@ -1,6 +1,6 @@
-import { afterAll, describe, expect, test, vi } from 'vitest'
-import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { afterAll, describe, expect, test } from 'vitest'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { clusterClient, commandsOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -8,16 +8,6 @@ afterAll(async () => {
   await Promise.all([redis.quit(), cluster.quit()])
 })
 
-/** The names of the commands `body` makes `client` send. */
-async function commandsOf(client: RedisClient, body: () => Promise<unknown>): Promise<string[]> {
-  const spy = vi.spyOn(client, 'sendCommand')
-  try {
-    await body()
-    return spy.mock.calls.map(([command]) => (command as { name: string }).name)
-  } finally {
-    spy.mockRestore()
-  }
-}
 
 const count = (names: string[], pattern: RegExp) => names.filter((name) => pattern.test(name)).length
 
@@ -106,8 +96,7 @@ test('on a Cluster, one block read per node spans its shards; a node that refuse
   // Make the client believe shard 1's slot lives on shard 0's node: its read with shard 0's is
   // refused by the node ("non local key"), and the store falls back to one read per shard.
   const slots = (cluster as unknown as { slots: string[][] }).slots
-  const names = (await import('../src/key-names.js')).KeyNames
-  const layout = new names(filter.name, 12)
+  const layout = namesOf(filter)
   const owner = (shard: number) => slots[layout.slot(shard)][0]
   const other = [...Array(12).keys()].find((shard) => owner(shard) !== owner(0))!
   const saved = slots[layout.slot(other)]

@@ -1,6 +1,6 @@
-import { afterAll, describe, expect, test, vi } from 'vitest'
-import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName, namesOf } from './support/clients.js'
+import { afterAll, describe, expect, test } from 'vitest'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { clusterClient, commandsOf, standaloneClient, uniqueName, namesOf } from './support/clients.js'
 import { addKeys, markerOf, testKeys } from '../src/whole-shard.js'
 
 const redis = standaloneClient()
@@ -36,16 +36,6 @@ test('markerOf reads the 4 bytes after the bits, big-endian, and −1 for a miss
   expect(markerOf(new Uint8Array(0), 1)).toBe(-1)
 })
 
-/** The names of the commands `body` makes `client` send. */
-async function commandsOf(client: RedisClient, body: () => Promise<unknown>): Promise<string[]> {
-  const spy = vi.spyOn(client, 'sendCommand')
-  try {
-    await body()
-    return spy.mock.calls.map(([command]) => (command as { name: string }).name)
-  } finally {
-    spy.mockRestore()
-  }
-}
 
 describe.each([
   ['standalone', redis],

@@ -1,7 +1,8 @@
 import { Cluster, Redis } from 'ioredis'
-import { expect, inject } from 'vitest'
+import { expect, inject, vi } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { KeyNames } from '../../src/key-names.js'
+import type { RedisClient } from '../../src/options.js'
 
 /**
  * Client options that never hang: a command fails fast while the server is down (the store's
@@ -59,3 +60,14 @@ export const PATHS = [
   ['BITFIELD', { scanBytesPerKey: 0, blockReads: false }],
   ['whole shards', { scanBytesPerKey: 2 ** 31 - 1 }],
 ] as const
+
+/** The names of the commands `body` makes `client` send. */
+export async function commandsOf(client: RedisClient, body: () => Promise<unknown>): Promise<string[]> {
+  const spy = vi.spyOn(client, 'sendCommand')
+  try {
+    await body()
+    return spy.mock.calls.map(([command]) => (command as { name: string }).name)
+  } finally {
+    spy.mockRestore()
+  }
+}
