@@ -6,18 +6,19 @@ import { fileURLToPath } from 'node:url'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { startRedisServer } from '../../test-support/dist/redis-servers.js'
-import { median } from './measure.js'
+import { median, type SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
 
 /** The bloomkit binary, run as users run it (a fresh process per build). */
 const BIN = fileURLToPath(new URL('../../packages/cli/dist/main.js', import.meta.url))
-const KEYS = Number(process.env.BENCH_CLI_KEYS ?? 10_000_000)
+/** Keys in the input file and rounds; a quick run (`--quick`) takes 1M keys and one round. */
+let KEYS = 10_000_000
 /** Sized for 100M keys: sparse at 10M, so the per-bit BITFIELD path is what addMany takes. */
 const CAPACITY = 100_000_000
 const ERROR_RATE = 0.01
-const ROUNDS = 3
+let ROUNDS = 3
 /** Keys of the addMany baseline per round: a prefix of the same keys (its rate hardly depends on the fill). */
-const ADD_MANY_KEYS = Math.min(KEYS, 500_000)
+const ADD_MANY_KEYS = 500_000
 
 async function writeKeys(path: string, count: number): Promise<void> {
   const out = createWriteStream(path)
@@ -59,7 +60,8 @@ async function serverCpu(redis: Redis): Promise<number> {
  * same build into a snapshot file (same parameters: the Redis default of 4 MiB shards) and against
  * `addMany` of the same keys into the same Redis filter.
  */
-export async function runCliBenchmarks(report: Report): Promise<void> {
+export async function runCliBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
+  if (quick) [KEYS, ROUNDS] = [1_000_000, 1]
   const folder = mkdtempSync(join(tmpdir(), 'bloomkit-bench-cli-'))
   const server = await startRedisServer()
   const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1, connectTimeout: 2000 })
@@ -79,6 +81,7 @@ export async function runCliBenchmarks(report: Report): Promise<void> {
     const addManyRates: number[] = []
     const serverCpuPerKey: number[] = []
     for (let round = 0; round < ROUNDS; round++) {
+      report.progress(round, ROUNDS, `round ${round + 1} of ${ROUNDS}`)
       const file = join(folder, 'out.blmk')
       fileRates.push(KEYS / (await timeCli(['build', input, '--out', file, ...sizing, '--shards', String(parameters.shards), '--replace', '--quiet'])))
       const cpuBefore = await serverCpu(redis)
@@ -100,11 +103,12 @@ export async function runCliBenchmarks(report: Report): Promise<void> {
     // Ratios within each round (same minute, same machine state), then their median.
     const paired = (ours: number[], theirs: number[]) => `${median(ours.map((rate, i) => rate / theirs[i])).toFixed(2)}×`
     const task = `build ${KEYS / 1e6}M keys from a file (filter for 100M at 1 %, ${parameters.shards} × 4 MiB shards)`
-    report.add({ suite: 'cli', task, subject: 'bloomkit build → snapshot file', opsPerSecond: toFile, notes: `${ROUNDS} paired rounds, wall time of the process` })
+    report.add({ suite: 'cli', task, subject: 'bloomkit build → snapshot file', batch: KEYS, opsPerSecond: toFile, notes: `${ROUNDS} paired rounds, wall time of the process` })
     report.add({
       suite: 'cli',
       task,
       subject: 'bloomkit build → Redis (whole shards)',
+      batch: KEYS,
       opsPerSecond: toRedis,
       notes: `${paired(redisRates, fileRates)} the file build (target ≥ 0.7×); ${paired(redisRates, addManyRates)} addMany (target ≥ 5×); Redis server CPU ${(median(serverCpuPerKey) * 1e9).toFixed(0)} ns/key`,
     })
@@ -112,6 +116,7 @@ export async function runCliBenchmarks(report: Report): Promise<void> {
       suite: 'cli',
       task,
       subject: 'bloomkit build --replace → Redis (rebuild swap)',
+      batch: KEYS,
       opsPerSecond: replace,
       notes: `${paired(replaceRates, fileRates)} the file build; ${paired(replaceRates, addManyRates)} addMany`,
     })
@@ -119,6 +124,7 @@ export async function runCliBenchmarks(report: Report): Promise<void> {
       suite: 'cli',
       task,
       subject: 'RedisBloomFilter.addMany (per-bit BITFIELD)',
+      batch: ADD_MANY_KEYS,
       opsPerSecond: addMany,
       notes: `one addMany of the first ${ADD_MANY_KEYS / 1e6}M of the same keys into the same filter, per round`,
     })

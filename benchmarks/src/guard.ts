@@ -10,18 +10,20 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { startRedisServer } from '../../test-support/dist/redis-servers.js'
+import type { SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
 
-const USERS = 1_000_000
+/** Users in the table, requests per mix and stampede rounds; a quick run (`--quick`) takes fewer. */
+let USERS = 1_000_000
 const ERROR_RATE = 0.01
-const REQUESTS = Number(process.env.GUARD_REQUESTS ?? 10_000)
+let REQUESTS = Number(process.env.GUARD_REQUESTS ?? 10_000)
 const IN_FLIGHT = 16
 const ATTACK_SHARES = [0, 0.5, 0.9]
 /** Zipf exponent of real users' popularity. */
 const ZIPF_S = 1
 const STAMPEDE_PROCESSES = 4
 const STAMPEDE_REQUESTS = 1000
-const STAMPEDE_ROUNDS = 5
+let STAMPEDE_ROUNDS = 5
 
 type User = { id: string; name: string }
 type Setup = { name: string; get: (id: string) => Promise<User | null> }
@@ -172,7 +174,8 @@ async function run(setup: Setup, ids: string[], table: UsersTable): Promise<RunR
   }
 }
 
-export async function runGuardBenchmarks(report: Report): Promise<void> {
+export async function runGuardBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
+  if (quick) [USERS, REQUESTS, STAMPEDE_ROUNDS] = [100_000, 2_000, 2]
   console.log(`\nguard: ${USERS.toLocaleString('en')} users in PGlite, ${REQUESTS.toLocaleString('en')} requests per run, ${IN_FLIGHT} in flight`)
   const server = await startRedisServer()
   const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1, connectTimeout: 2000 })
@@ -209,6 +212,7 @@ export async function runGuardBenchmarks(report: Report): Promise<void> {
           suite: 'guard',
           task: `${Math.round(share * 100)} % attack, ${REQUESTS.toLocaleString('en')} requests, ${IN_FLIGHT} in flight`,
           subject: setup.name,
+          batch: 1,
           opsPerSecond: REQUESTS / r.seconds,
           notes: `DB queries per 1,000 requests ${((1000 * r.queries) / REQUESTS).toFixed(1)}; p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms${attackPart}`,
         })
@@ -220,6 +224,7 @@ export async function runGuardBenchmarks(report: Report): Promise<void> {
       suite: 'guard',
       task: `90 % attack of fresh IDs, first ${REQUESTS.toLocaleString('en')} requests`,
       subject: 'cache only / guard',
+      batch: 1,
       opsPerSecond: 0,
       notes: `DB queries ${cacheOnlyQueries} vs ${guardQueries}: ${(cacheOnlyQueries / Math.max(1, guardQueries)).toFixed(1)}× fewer with the guard, over the attack's first ${attackSeconds.toFixed(1)} s for the cache-only set-up (within its first minute); filter ${USERS.toLocaleString('en')} keys at p = ${ERROR_RATE}`,
     })
@@ -242,6 +247,7 @@ export async function runGuardBenchmarks(report: Report): Promise<void> {
         suite: 'guard',
         task: `stampede: ${STAMPEDE_REQUESTS} concurrent gets of one uncached key, ${STAMPEDE_PROCESSES} processes, ${STAMPEDE_ROUNDS} rounds`,
         subject: lock ? 'guard (Redis lock)' : 'guard, lock: false',
+        batch: 1,
         opsPerSecond: 0,
         notes: `loads per process at most ${Math.max(...perProcess)}; loads in all at most ${worstTotal}`,
       })

@@ -3,7 +3,7 @@ import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import BloomFilters from 'bloom-filters'
 import { Redis } from 'ioredis'
 import { startRedisServer } from '../../test-support/dist/redis-servers.js'
-import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, userKeys } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, userKeys, type SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
 
 /** The first layer's capacity: every scalable subject starts here and grows to 64× it. */
@@ -13,7 +13,8 @@ const SCALES = [1, 8, 64] as const
 const CHUNK = 10_000
 const PROBES = 100_000
 /** Paired rounds per figure: subjects take turns within a round, and ratios are taken per round. */
-const ROUNDS = Number(process.env.LAYERED_ROUNDS ?? 25)
+/** Paired rounds; a quick run (`--quick`) takes 5. */
+let ROUNDS = Number(process.env.LAYERED_ROUNDS ?? 25)
 
 interface Subject {
   readonly name: string
@@ -42,7 +43,8 @@ function bloomkitScalable(filter: LayeredMemoryFilter, growth: number): Subject 
  * pass for adds (a re-add is a different operation), then paired rounds of checks of absent and
  * present keys, and the bits each holds.
  */
-export async function runLayeredBenchmarks(report: Report): Promise<void> {
+export async function runLayeredBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
+  if (quick) ROUNDS = 5
   for (const scale of SCALES) {
     const n = FIRST_CAPACITY * scale
     const label = `${scale}×`
@@ -115,6 +117,7 @@ export async function runLayeredBenchmarks(report: Report): Promise<void> {
         suite: 'layered',
         task: `add ${label} first capacity (${n.toLocaleString('en')} keys, one pass)`,
         subject: subject.name,
+        batch: 1,
         opsPerSecond: fillRates.get(subject.name)!,
         notes: `${subject.layers()} layer(s), ${(bits / 8 / 1024).toFixed(1)} KiB (${(bits / fixedBits).toFixed(2)}× fixed's bits), FP ${(falsePositives.get(subject.name)! * 100).toFixed(3)} % (${PROBES / 1000}k absent keys)`,
       })
@@ -122,6 +125,7 @@ export async function runLayeredBenchmarks(report: Report): Promise<void> {
         suite: 'layered',
         task: `has ${label} (absent, single calls)`,
         subject: subject.name,
+        batch: 1,
         opsPerSecond: median(own.absent),
         notes: subject === subjects[0] ? '' : `${paired('absent').toFixed(2)}× fixed (median of ${ROUNDS} paired rounds)`,
       })
@@ -129,6 +133,7 @@ export async function runLayeredBenchmarks(report: Report): Promise<void> {
         suite: 'layered',
         task: `has ${label} (present, random order, single calls)`,
         subject: subject.name,
+        batch: 1,
         opsPerSecond: median(own.present),
         notes: subject === subjects[0] ? '' : `${paired('present').toFixed(2)}× fixed (median of ${ROUNDS} paired rounds)`,
       })
@@ -140,6 +145,7 @@ export async function runLayeredBenchmarks(report: Report): Promise<void> {
       suite: 'layered',
       task: `ratio ${label}`,
       subject: 'bloomkit growth 2 / bloom-filters',
+      batch: 1,
       opsPerSecond: 0,
       notes:
         `has absent ${versusPeer('absent').toFixed(1)}×, has present ${versusPeer('present').toFixed(1)}×, ` +
@@ -208,6 +214,7 @@ export async function runLayeredRedisBenchmarks(report: Report): Promise<void> {
         suite: 'layered',
         task: `redis: addMany ${scale}× first capacity (${n.toLocaleString('en')} keys, batches of ${REDIS_BATCH}, one pass)`,
         subject: subject.name,
+        batch: REDIS_BATCH,
         opsPerSecond: fills.get(subject.name)!,
         notes: `${await subject.layers()} layer(s), ${(bits / 8 / 1024).toFixed(1)} KiB (${(bits / fixedBits).toFixed(2)}× fixed's bits)`,
       })
@@ -215,6 +222,7 @@ export async function runLayeredRedisBenchmarks(report: Report): Promise<void> {
         suite: 'layered',
         task: `redis: has ${scale}× (absent, single awaited calls)`,
         subject: subject.name,
+        batch: 1,
         opsPerSecond: median(singles.get(subject.name)!),
         notes: versus.replace('%', paired(singles).toFixed(2)),
       })
@@ -222,6 +230,7 @@ export async function runLayeredRedisBenchmarks(report: Report): Promise<void> {
         suite: 'layered',
         task: `redis: hasMany ${scale}× (absent, batches of ${REDIS_BATCH})`,
         subject: subject.name,
+        batch: REDIS_BATCH,
         opsPerSecond: median(batches.get(subject.name)!),
         notes: versus.replace('%', paired(batches).toFixed(2)),
       })

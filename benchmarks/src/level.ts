@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Level } from 'level'
 import { sizeFilter, type BitLayout } from '@bloomkit/core'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
-import { chunks, cycle, medianOpsPerSecond, userKeys } from './measure.js'
+import { chunks, cycle, medianOpsPerSecond, sizeLabel, userKeys, type SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
 
 const CHUNK = 100_000
@@ -13,10 +13,11 @@ const LARGE_CACHE = 64 * 2 ** 20
 /** Raw LevelDB writes this many small values per batch() (the issue's reference figure). */
 const RAW_BATCH = 1000
 /** Raw writes stop after this long; the rate is reported with the count actually written. */
-const RAW_TIME_MS = Number(process.env.BENCH_LEVEL_RAW_MS ?? 12_000)
+const RAW_TIME_MS = 12_000
+const QUICK_RAW_TIME_MS = 2_000
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 1)} MiB`
-const labelOf = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`)
+const labelOf = sizeLabel
 
 /** A cache budget about a quarter of the filter, in whole 64 KiB (at least 256 KiB). */
 function smallCache(filterBytes: number): number {
@@ -33,7 +34,18 @@ function smallCache(filterBytes: number): number {
  * Out of cache, and in sync mode, fewer keys than the capacity are added (the row says how many):
  * a batch of 16 384 keys touches nearly every page whatever the fill, so the rate does not depend on it.
  */
-export async function runLevelBenchmarks(report: Report, sizes: readonly number[] = [1_000_000, 10_000_000]): Promise<void> {
+export async function runLevelBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
+  // A quick run: the 1M filter in the default mode, in and out of cache, and a shorter raw write.
+  const sizes = quick ? [1_000_000] : [1_000_000, 10_000_000]
+  const modes = quick ? [false] : [false, true]
+  const rawTime = quick ? QUICK_RAW_TIME_MS : RAW_TIME_MS
+  const steps = sizes.length * modes.length
+  let step = 0
+  report.describeChart({
+    id: 'level',
+    title: 'LevelDB: keys per second, batches of 100k',
+    subtitle: 'filter pages in cache vs a cache of about a quarter of the filter; raw LevelDB writes of small values for scale',
+  })
   const root = mkdtempSync(join(tmpdir(), 'bloomkit-bench-level-'))
   let folders = 0
   const folder = () => join(root, `f${folders++}`)
@@ -43,16 +55,20 @@ export async function runLevelBenchmarks(report: Report, sizes: readonly number[
     for (const n of sizes) {
       const keys = n === largest ? allKeys : allKeys.slice(0, n)
       const filterBytes = sizeFilter({ capacity: n, errorRate: 0.01 }).bits / 8
-      for (const sync of [false, true]) {
+      for (const sync of modes) {
+        report.progress(step++, steps, `${labelOf(n)} keys, ${sync ? 'sync' : 'default'} mode`)
         for (const cacheBytes of [LARGE_CACHE, smallCache(filterBytes)]) {
           await benchFilter(report, folder(), keys, cacheBytes, sync, 'blocked')
         }
         // Out of cache, the layout decides how many pages a key touches: one (blocked) or up to k.
         if (!sync) await benchFilter(report, folder(), keys, smallCache(filterBytes), sync, 'classic')
-        await benchRaw(report, folder(), n, sync)
+        await benchRaw(report, folder(), n, sync, rawTime)
       }
     }
-    await benchPageSizes(report, folder, allKeys.slice(0, 1_000_000))
+    if (!quick) {
+      report.progress(step, steps + 1, 'page sizes')
+      await benchPageSizes(report, folder, allKeys.slice(0, 1_000_000))
+    }
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
@@ -87,18 +103,21 @@ async function benchFilter(report: Report, location: string, keys: readonly stri
   await filter.close()
   const closeMs = performance.now() - closeStart
   const notes = `filter ${mib(filterBytes)}, ${labelOf(added * CHUNK)} keys added, 16 KiB pages; close ${closeMs.toFixed(0)} ms; RSS ${mib(process.memoryUsage().rss)}`
-  report.add({ suite: 'level', task: task('addMany'), subject: 'bloomkit', opsPerSecond: addMany, notes: notes + fillNote })
-  report.add({ suite: 'level', task: task('hasMany'), subject: 'bloomkit', opsPerSecond: hasMany })
+  const series = `${inCache ? 'filter in cache' : 'cache ≈ ¼ of the filter'}${layout === 'classic' ? ', classic layout' : ''}`
+  const group = (what: string) => `${what} ${labelOf(n)}${sync ? ', sync' : ''}`
+  const headline = (what: string) => (!sync && layout === 'blocked' && n === 1_000_000 ? `LevelDB: ${what}, 1M-key filter, ${inCache ? 'in cache' : 'cache ¼ of it'}` : undefined)
+  report.add({ suite: 'level', task: task('addMany'), subject: 'bloomkit', batch: CHUNK, opsPerSecond: addMany, notes: notes + fillNote, chart: { chart: 'level', group: group('addMany'), series }, headline: inCache ? headline('addMany') : undefined })
+  report.add({ suite: 'level', task: task('hasMany'), subject: 'bloomkit', batch: CHUNK, opsPerSecond: hasMany, chart: { chart: 'level', group: group('hasMany'), series }, headline: inCache ? undefined : headline('hasMany') })
 }
 
-/** Raw LevelDB: `n` small values (a 10-byte key, an 8-byte value) written with batch() of 1000, for at most RAW_TIME_MS. */
-async function benchRaw(report: Report, location: string, n: number, sync: boolean): Promise<void> {
+/** Raw LevelDB: `n` small values (a 10-byte key, an 8-byte value) written with batch() of 1000, for at most `timeMs`. */
+async function benchRaw(report: Report, location: string, n: number, sync: boolean, timeMs: number): Promise<void> {
   const db = new Level<string, Uint8Array>(location, { valueEncoding: 'view' })
   await db.open()
   const value = new Uint8Array(8)
   const start = performance.now()
   let written = 0
-  while (written < n && performance.now() - start < (sync ? RAW_TIME_MS / 3 : RAW_TIME_MS)) {
+  while (written < n && performance.now() - start < (sync ? timeMs / 3 : timeMs)) {
     const ops = new Array<{ type: 'put'; key: string; value: Uint8Array }>(RAW_BATCH)
     for (let i = 0; i < RAW_BATCH; i++) ops[i] = { type: 'put', key: `k${(written + i).toString(16).padStart(9, '0')}`, value }
     await db.batch(ops, { sync })
@@ -110,7 +129,9 @@ async function benchRaw(report: Report, location: string, n: number, sync: boole
     suite: 'level',
     task: `raw batch() of ${RAW_BATCH} small values, ${labelOf(n)}, ${sync ? 'sync' : 'default'}`,
     subject: 'raw LevelDB',
+    batch: RAW_BATCH,
     opsPerSecond: rate,
+    chart: { chart: 'level', group: `addMany ${labelOf(n)}${sync ? ', sync' : ''}`, series: `raw LevelDB batch() of ${RAW_BATCH} small values` },
     notes: written < n ? `time-bounded: ${labelOf(written)} of ${labelOf(n)} values written` : `all ${labelOf(n)} values, one pass`,
   })
 }
@@ -131,8 +152,8 @@ async function benchPageSizes(report: Report, folder: () => string, keys: readon
     }, { time: 500, iterations: 3 })
     await filter.close()
     const task = `${pageBytes / 1024} KiB pages, 1M filter, 256 KiB cache`
-    report.add({ suite: 'level', task: `addMany ${task}`, subject: 'bloomkit', opsPerSecond: addMany })
-    report.add({ suite: 'level', task: `hasMany ${task}`, subject: 'bloomkit', opsPerSecond: hasMany })
-    report.add({ suite: 'level', task: `has (one key per call) ${task}`, subject: 'bloomkit', opsPerSecond: one })
+    report.add({ suite: 'level', task: `addMany ${task}`, subject: 'bloomkit', batch: CHUNK, opsPerSecond: addMany })
+    report.add({ suite: 'level', task: `hasMany ${task}`, subject: 'bloomkit', batch: CHUNK, opsPerSecond: hasMany })
+    report.add({ suite: 'level', task: `has ${task}`, subject: 'bloomkit', batch: 1, opsPerSecond: one })
   }
 }

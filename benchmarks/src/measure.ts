@@ -1,4 +1,20 @@
 import { Bench } from 'tinybench'
+import type { Report } from './report.js'
+
+/**
+ * What main.ts passes every suite (the contract for a new suite: benchmarks/README.md).
+ */
+export interface SuiteOptions {
+  /**
+   * `npm run bench -- --quick`: all suites together in about a minute, for a first look. A suite
+   * keeps its tasks but takes fewer rounds, keys or sizes; its rows still name what actually ran
+   * (say `add 200k`, not `add 1M`). Quick results go to benchmarks/quick/, never to RESULTS.md.
+   */
+  readonly quick: boolean
+}
+
+/** A benchmark suite: measures, and adds rows (and the charts they go into) to the report. */
+export type Suite = (report: Report, options: SuiteOptions) => Promise<void>
 
 /** How long tinybench samples each task, in ms; BENCH_TIME_MS shortens a trial run. */
 export const SAMPLE_TIME_MS = Number(process.env.BENCH_TIME_MS ?? 1000)
@@ -73,4 +89,9 @@ export function ratio(ours: number, theirs: number): string {
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)]
+}
+
+/** 1 000 000 → '1M', 200 000 → '200k': the size label rows and charts use. */
+export function sizeLabel(n: number): string {
+  return n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`
 }

@@ -4,13 +4,14 @@ import type { FilterParameters } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'
-import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, ratio, userKeys } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, ratio, sizeLabel, userKeys, type SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
 
 const CHUNK = 100_000
 const PROBES = 1_000_000
-/** Rounds of alternating measurements per figure. */
+/** Rounds of alternating measurements per figure (a quick run takes fewer). */
 const ROUNDS = 75
+const QUICK_ROUNDS = 9
 /** Timed calls (chunks of CHUNK keys) per subject, task and round: one, so that a pair is 5–25 ms apart. */
 const CALLS_PER_ROUND = 1
 
@@ -53,13 +54,20 @@ type KeySet = (typeof TASKS)[Task]['keys']
  * The memory backend against `bloomfilter`@1.1.0 and `bloom-filters`@3 on the same keys, with the
  * same bits and hashes for `bloomfilter` (bloom-filters sizes itself from n and p).
  */
-export async function runMemoryBenchmarks(report: Report, sizes: readonly number[] = [1_000_000, 10_000_000]): Promise<void> {
+export async function runMemoryBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
+  const sizes = quick ? [1_000_000] : [1_000_000, 10_000_000]
+  const rounds = quick ? QUICK_ROUNDS : ROUNDS
+  report.describeChart({
+    id: 'memory',
+    title: 'In memory: keys per second, single calls',
+    subtitle: 'bloomkit memory backend vs bloomfilter@1.1.0 (same bits and hashes) and bloom-filters@3.0.4; p = 1 %',
+  })
   const largest = Math.max(...sizes)
   const allKeys = userKeys(0, largest)
   const probes = userKeys(largest, largest + PROBES)
   const absentRandom = chunks(randomUserKeys(largest, largest + PROBES, PROBES, 2), CHUNK)
   for (const n of sizes) {
-    const label = n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`
+    const label = sizeLabel(n)
     const keys = n === largest ? allKeys : allKeys.slice(0, n)
     const keySets: Record<KeySet, string[][]> = {
       present: chunks(keys, CHUNK),
@@ -98,7 +106,8 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
     // Subjects take turns, task by task, over many short rounds, so that a slow spell of this shared
     // machine (it swings by up to 2x within a second) hits both alike; which goes first alternates.
     // Each figure is the median over the rounds.
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < rounds; round++) {
+      report.progress(round, rounds, `${label}: paired round ${round + 1}`)
       for (const task of Object.keys(TASKS) as Task[]) {
         const order = round % 2 === 0 ? [...tasks] : [...tasks].reverse()
         for (const [name, entry] of order) {
@@ -121,7 +130,18 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
           : task === 'miss'
             ? `first probe within 4 KiB of the previous key's: ${(nearby * 100).toFixed(0)} % of keys`
             : ''
-        report.add({ suite: 'memory', task: `${TASKS[task].title.replace(/^(\w+)/, `$1 ${label}`)}`, subject: subject.name, opsPerSecond: median(samples.map((s) => s[task])), notes })
+        report.add({
+          suite: 'memory',
+          task: `${TASKS[task].title.replace(/^(\w+)/, `$1 ${label}`)}`,
+          subject: subject.name,
+          batch: 1,
+          opsPerSecond: median(samples.map((s) => s[task])),
+          notes,
+          chart: task === 'has' || task === 'miss' ? undefined : { chart: 'memory', group: `${TASKS[task].title}, ${label} keys` },
+          headline: subject.name === 'bloomkit' && n === sizes[0] && (task === 'add' || task === 'hasRandom')
+            ? `memory: ${TASKS[task].title}, ${label}-key filter`
+            : undefined,
+        })
       }
     }
     // Each round measures both libraries back to back, so the round's ratio is untouched by the
@@ -136,16 +156,17 @@ export async function runMemoryBenchmarks(report: Report, sizes: readonly number
       suite: 'memory',
       task: `ratio ${label}`,
       subject: 'bloomkit / bloomfilter',
+      batch: 1,
       opsPerSecond: 0,
-      notes: `${(Object.keys(TASKS) as Task[]).map(pairedRatio).join(', ')}; median of ${ROUNDS} paired rounds`,
+      notes: `${(Object.keys(TASKS) as Task[]).map(pairedRatio).join(', ')}; median of ${rounds} paired rounds`,
     })
 
     const batchAdd = cycle(keySets.present)
     const batchHas = cycle(keySets.present)
     const addMany = await medianOpsPerSecond(`bloomkit addMany ${label}`, CHUNK, () => ours.addMany(batchAdd()))
     const hasMany = await medianOpsPerSecond(`bloomkit hasMany ${label}`, CHUNK, () => ours.hasMany(batchHas()))
-    report.add({ suite: 'memory', task: `addMany ${label} (batches of ${CHUNK / 1000}k)`, subject: 'bloomkit', opsPerSecond: addMany })
-    report.add({ suite: 'memory', task: `hasMany ${label} (batches of ${CHUNK / 1000}k)`, subject: 'bloomkit', opsPerSecond: hasMany })
+    report.add({ suite: 'memory', task: `addMany ${label}`, subject: 'bloomkit', batch: CHUNK, opsPerSecond: addMany })
+    report.add({ suite: 'memory', task: `hasMany ${label}`, subject: 'bloomkit', batch: CHUNK, opsPerSecond: hasMany })
 
     const o = { add: median(oursRounds.map((s) => s.add)), has: median(oursRounds.map((s) => s.has)) }
     if (n <= 1_000_000) await runBloomFilters(report, label, keys, probes, o)
@@ -185,6 +206,14 @@ async function runBloomFilters(report: Report, label: string, keys: readonly str
     return x
   }, { time: 500, iterations: 3 })
   const fp = falsePositiveRate(subject, probes.slice(0, 100_000))
-  report.add({ suite: 'memory', task: `add ${label}`, subject: subject.name, opsPerSecond: add, notes: `one fill pass; ${(subject.bytes / 2 ** 20).toFixed(2)} MiB bits, FP ${(fp * 100).toFixed(3)} % (100k probes); bloomkit is ${ratio(ours.add, add)}` })
-  report.add({ suite: 'memory', task: `has ${label} (present)`, subject: subject.name, opsPerSecond: has, notes: `bloomkit is ${ratio(ours.has, has)}` })
+  report.add({
+    suite: 'memory',
+    task: `add ${label}`,
+    subject: subject.name,
+    batch: 1,
+    opsPerSecond: add,
+    notes: `one fill pass; ${(subject.bytes / 2 ** 20).toFixed(2)} MiB bits, FP ${(fp * 100).toFixed(3)} % (100k probes); bloomkit is ${ratio(ours.add, add)}`,
+    chart: { chart: 'memory', group: `add, ${label} keys` },
+  })
+  report.add({ suite: 'memory', task: `has ${label} (present)`, subject: subject.name, batch: 1, opsPerSecond: has, notes: `bloomkit is ${ratio(ours.has, has)} (key order)` })
 }

@@ -1,18 +1,26 @@
 import { createKeyHasher, shardBitsOf } from '@bloomkit/core/store'
 import { fillPositions } from '@bloomkit/core/spec'
 import { sizeFilter } from '@bloomkit/core'
-import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
 // The workspace's private test launcher, built by `pnpm run build` (benchmarks/tsconfig.json references it).
 import { startRedisCluster, startRedisServer } from '../../test-support/dist/redis-servers.js'
 import { Cluster, Redis } from 'ioredis'
 import { loadavg } from 'node:os'
-import { chunks, cycle, median, medianOpsPerSecond, ratio, userKeys } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, ratio, sizeLabel, userKeys, type SuiteOptions } from './measure.js'
 import type { Report, Row } from './report.js'
+
+/** Says how far the suite got (set by runRedisBenchmarks). */
+let progress: (what: string) => void = () => {}
 
 /** Rows gathered before they go to the report, so that the realistic ones lead the table. */
 type Rows = { add(row: Row): void }
+/** The benchmark's own ioredis clients (it reads INFO and KEYS, beyond what the backend needs). */
+type RedisClient = Redis | Cluster
 
-const KEYS = 1_000_000
+/** Keys in the filters; rounds; calls per timed run of a 1000-key row; calls per single-call caller. A quick run takes the second set. */
+const FULL = { keys: 1_000_000, rounds: 3, batchCalls: 100, callsPerCaller: 30 }
+const QUICK = { keys: 200_000, rounds: 1, batchCalls: 30, callsPerCaller: 10 }
+let KEYS = FULL.keys
 const ERROR_RATE = 0.01 // k = 7
 const CHUNK = 100_000
 /** The naive baseline's batch: one Lua call per 1000 keys, offsets as decimal ARGV. */
@@ -22,7 +30,7 @@ const NAIVE_IN_FLIGHT = 8
 /** Shards of the Cluster filter: four per master, so every master takes a share. */
 const CLUSTER_SHARDS = 12
 /** Alternating rounds of bloomkit and baseline measurements. */
-const ROUNDS = 3
+let ROUNDS = FULL.rounds
 
 
 const NAIVE_ADD = `
@@ -89,12 +97,12 @@ async function memoryPerKey(redis: RedisClient, filter: RedisBloomFilter): Promi
 /** The batch services send: 1000 keys per call, one call in flight. */
 const BATCH = 1000
 /** Calls per timed run of a 1000-key row. */
-const BATCH_CALLS = 100
+let BATCH_CALLS = FULL.batchCalls
 /** The billion-key filter's capacity (default shards: ~4 MiB each). */
 const BIG_CAPACITY = 1_000_000_000
 /** Concurrent single-key callers, and the calls each makes per timed run. */
 const CALLERS = 1000
-const CALLS_PER_CALLER = 30
+let CALLS_PER_CALLER = FULL.callsPerCaller
 /** Keys per timed call of the naive baseline in the 1000-key rows (its 1000-key calls, 8 in flight). */
 const NAIVE_KEYS = 24_000
 
@@ -185,7 +193,7 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   await naive.add(keys)
   const naiveChunks = cycle(chunks(keys, NAIVE_KEYS))
   const filters: Array<{ label: string; filter: RedisBloomFilter }> = []
-  for (const [label, capacity] of [['1M filter', KEYS], ['filter sized for 1e9, default shards', BIG_CAPACITY]] as const) {
+  for (const [label, capacity] of [[`${sizeLabel(KEYS)} filter`, KEYS], ['filter sized for 1e9, default shards', BIG_CAPACITY]] as const) {
     const name = `bench:realistic:${capacity}:${topology}:${process.pid}`
     await RedisBloomFilter.destroy(redis, name)
     const filter = await RedisBloomFilter.create(redis, name, { capacity, errorRate: ERROR_RATE, shards: capacity === KEYS ? shards : undefined })
@@ -198,6 +206,7 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   const record = (what: string, cost: Cost) => results.set(what, [...(results.get(what) ?? []), cost])
   const loadBefore = loadavg()[0]
   for (let round = 0; round < ROUNDS; round++) {
+    progress(`${topology}, batches of 1000: round ${round + 1} of ${ROUNDS}`)
     for (const { label, filter } of filters) {
       record(`add present ${label}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => filter.addMany(batches[(round * BATCH_CALLS + i) % batches.length])))
       // New keys each call; made before the clock starts.
@@ -218,27 +227,35 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
     const shape = `k=${filter.parameters.hashes}, ${filter.parameters.shards} shard(s)`
     const versus = (what: string, naiveCost: Cost) => {
       const ours = cost(`${what} ${label}`)
-      const toSmall = label === small ? '' : `; ${ratio(ours.opsPerSecond, cost(`${what} ${small}`).opsPerSecond)} the 1M filter`
+      const toSmall = label === small ? '' : `; ${ratio(ours.opsPerSecond, cost(`${what} ${small}`).opsPerSecond)} the ${small}`
       return `${ratio(ours.opsPerSecond, naiveCost.opsPerSecond)} naive${toSmall}; ${cpuNote(ours)}`
     }
-    rows.add({ suite: 'redis', task: `addMany, batches of 1000, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, keys already present', opsPerSecond: cost(`add present ${label}`).opsPerSecond, notes: `${shape}; ${versus('add present', naiveAdd)}` })
-    rows.add({ suite: 'redis', task: `addMany, batches of 1000, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, new keys', opsPerSecond: cost(`add new ${label}`).opsPerSecond, notes: versus('add new', naiveAdd) })
-    rows.add({ suite: 'redis', task: `hasMany, batches of 1000, 1 in flight (${label}, ${topology})`, subject: 'bloomkit', opsPerSecond: cost(`has ${label}`).opsPerSecond, notes: `${shape}; ${versus('has', naiveHas)}` })
+    const big = label !== small
+    const chart = (group: string, series: string) => ({ chart: 'redis', group: `${group} (${topology})`, series: big ? `${series}, filter sized for 1e9` : series })
+    const headline = (what: string) => (!big && topology === 'standalone' ? `Redis: ${what}, ${small}, standalone` : undefined)
+    rows.add({ suite: 'redis', task: `addMany, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, keys already present', batch: BATCH, opsPerSecond: cost(`add present ${label}`).opsPerSecond, notes: `${shape}; ${versus('add present', naiveAdd)}` })
+    rows.add({ suite: 'redis', task: `addMany, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, new keys', batch: BATCH, opsPerSecond: cost(`add new ${label}`).opsPerSecond, notes: versus('add new', naiveAdd), chart: chart('addMany of new keys', 'bloomkit'), headline: headline('addMany of new keys') })
+    rows.add({ suite: 'redis', task: `hasMany, 1 in flight (${label}, ${topology})`, subject: 'bloomkit', batch: BATCH, opsPerSecond: cost(`has ${label}`).opsPerSecond, notes: `${shape}; ${versus('has', naiveHas)}`, chart: chart('hasMany', 'bloomkit'), headline: headline('hasMany') })
   }
-  rows.add({ suite: 'redis', task: `add, batches of 1000 (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveAdd.opsPerSecond, notes: `${NAIVE_IN_FLIGHT} calls in flight; ${cpuNote(naiveAdd)}` })
-  rows.add({ suite: 'redis', task: `has, batches of 1000 (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveHas.opsPerSecond, notes: `${NAIVE_IN_FLIGHT} calls in flight; ${cpuNote(naiveHas)}; ${load}` })
+  const naiveSeries = `naive Lua, ${NAIVE_BATCH} keys/call`
+  rows.add({ suite: 'redis', task: `add (${small}, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', batch: NAIVE_BATCH, opsPerSecond: naiveAdd.opsPerSecond, notes: `${NAIVE_IN_FLIGHT} calls in flight; ${cpuNote(naiveAdd)}`, chart: { chart: 'redis', group: `addMany of new keys (${topology})`, series: naiveSeries } })
+  rows.add({ suite: 'redis', task: `has (${small}, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', batch: NAIVE_BATCH, opsPerSecond: naiveHas.opsPerSecond, notes: `${NAIVE_IN_FLIGHT} calls in flight; ${cpuNote(naiveHas)}; ${load}`, chart: { chart: 'redis', group: `hasMany (${topology})`, series: naiveSeries } })
   rows.add({
     suite: 'redis',
-    task: `has, single calls from ${CALLERS} concurrent callers (1M filter, ${topology})`,
+    task: `has, single calls from ${CALLERS} concurrent callers (${small}, ${topology})`,
     subject: 'bloomkit',
+    batch: 1,
     opsPerSecond: single.opsPerSecond,
     notes: `latency p50 ${single.p50.toFixed(2)} ms, p99 ${single.p99.toFixed(2)} ms; ${cpuNote(single)}`,
+    chart: { chart: 'redis', group: `has, single calls from ${CALLERS} callers (${topology})`, series: 'bloomkit' },
+    headline: topology === 'standalone' ? `Redis: has, single calls from ${CALLERS} concurrent callers` : undefined,
   })
   for (const { filter } of filters) await filter.destroy()
   await redis.del(naiveKey)
 }
 
 async function measure(report: Rows, redis: RedisClient, topology: string, shards: number | undefined, keys: string[]): Promise<void> {
+  progress(`${topology}, batches of 100k`)
   const name = `bench:${topology}:${process.pid}`
   await RedisBloomFilter.destroy(redis, name)
   const filter = await RedisBloomFilter.create(redis, name, { capacity: KEYS, errorRate: ERROR_RATE, shards })
@@ -283,12 +300,15 @@ async function measure(report: Rows, redis: RedisClient, topology: string, shard
 
   const { hashes } = filter.parameters
   const shape = `k=${hashes}, ${filter.parameters.shards} shard(s)`
-  report.add({ suite: 'redis', task: `addMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit', opsPerSecond: add, notes: `${shape}; first fill ${(fillRate / 1e3).toFixed(0)} k/s; ${ratio(add, naiveAdd)} naive; ${memory}` })
-  report.add({ suite: 'redis', task: `addMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit, BITFIELD only (scanBytesPerKey: 0, blockReads: false)', opsPerSecond: perBitAdd, notes: `${ratio(perBitAdd, naiveAdd)} naive` })
-  report.add({ suite: 'redis', task: `addMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveAdd, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
-  report.add({ suite: 'redis', task: `hasMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit', opsPerSecond: has, notes: `${shape}; ${ratio(has, naiveHas)} naive; ${load}` })
-  report.add({ suite: 'redis', task: `hasMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'bloomkit, BITFIELD only (scanBytesPerKey: 0, blockReads: false)', opsPerSecond: perBitHas, notes: `${ratio(perBitHas, naiveHas)} naive` })
-  report.add({ suite: 'redis', task: `hasMany, batches of ${CHUNK / 1000}k (1M filter, ${topology})`, subject: 'naive Lua, 1000 keys/call, decimal ARGV', opsPerSecond: naiveHas, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
+  const task = (what: string) => `${what} (${sizeLabel(KEYS)} filter, ${topology})`
+  const perBitSubject = 'bloomkit, BITFIELD only (scanBytesPerKey: 0, blockReads: false)'
+  const naiveSubject = 'naive Lua, 1000 keys/call, decimal ARGV'
+  report.add({ suite: 'redis', task: task('addMany'), subject: 'bloomkit', batch: CHUNK, opsPerSecond: add, notes: `${shape}; first fill ${(fillRate / 1e3).toFixed(0)} k/s; ${ratio(add, naiveAdd)} naive; ${memory}` })
+  report.add({ suite: 'redis', task: task('addMany'), subject: perBitSubject, batch: CHUNK, opsPerSecond: perBitAdd, notes: `${ratio(perBitAdd, naiveAdd)} naive` })
+  report.add({ suite: 'redis', task: task('addMany'), subject: naiveSubject, batch: CHUNK, opsPerSecond: naiveAdd, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
+  report.add({ suite: 'redis', task: task('hasMany'), subject: 'bloomkit', batch: CHUNK, opsPerSecond: has, notes: `${shape}; ${ratio(has, naiveHas)} naive; ${load}` })
+  report.add({ suite: 'redis', task: task('hasMany'), subject: perBitSubject, batch: CHUNK, opsPerSecond: perBitHas, notes: `${ratio(perBitHas, naiveHas)} naive` })
+  report.add({ suite: 'redis', task: task('hasMany'), subject: naiveSubject, batch: CHUNK, opsPerSecond: naiveHas, notes: `${NAIVE_IN_FLIGHT} calls in flight, 1 key` })
 }
 
 /**
@@ -296,7 +316,16 @@ async function measure(report: Rows, redis: RedisClient, topology: string, shard
  * standalone server and a 3-master Cluster it starts itself, next to the naive Lua baseline
  * measured in the same run, plus Redis's memory per key. Bounded: about a minute.
  */
-export async function runRedisBenchmarks(report: Report): Promise<void> {
+export async function runRedisBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
+  const scale = quick ? QUICK : FULL
+  ;({ keys: KEYS, rounds: ROUNDS, batchCalls: BATCH_CALLS, callsPerCaller: CALLS_PER_CALLER } = scale)
+  let step = 0
+  progress = (what) => report.progress(step++, 4 * ROUNDS + 4, what)
+  report.describeChart({
+    id: 'redis',
+    title: 'Redis: keys per second',
+    subtitle: 'batches of 1000 keys with one in flight, and single calls from 1000 callers; bloomkit vs a naive Lua script, standalone and a 3-master Cluster',
+  })
   const keys = userKeys(0, KEYS)
   const realistic: Row[] = []
   const chunked: Row[] = []
