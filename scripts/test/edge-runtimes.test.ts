@@ -1,7 +1,6 @@
 import { execFile as execFileCallback, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -10,6 +9,7 @@ import { build } from 'esbuild'
 import { chromium as playwrightChromium } from 'playwright'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { chromium } from '../../vitest.shared.js'
+import { freePort } from '../../test-support/redis-servers.js'
 
 /**
  * One esbuild bundle of core + the memory backend (what a user ships to an edge runtime), run in
@@ -142,17 +142,6 @@ test('every runtime answers with the same snapshot bytes', () => {
   const node = answers.get('node')!
   for (const [runtime, answer] of answers) expect(answer, runtime).toEqual(node)
 })
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 /** Polls until workerd accepts connections (it prints nothing when ready), then fetches once. */
 async function fetchWhenUp(url: string, log: () => string): Promise<Response> {

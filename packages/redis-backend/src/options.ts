@@ -1,9 +1,41 @@
 import { checkInteger, checkParameters, invalidParameter, shardBitsOf } from '@bloomkit/core/store'
-import { sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import type { Cluster, Redis } from 'ioredis'
+import { BloomError, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 
-/** A connected ioredis client: standalone (`Redis`) or `Cluster`, with the user's own options. */
-export type RedisClient = Redis | Cluster
+type RedisKey = string | Buffer
+type RedisArgument = string | Buffer | number
+
+/**
+ * A connected ioredis client, standalone (`new Redis(…)`) or `new Cluster(…)`, of ioredis 5.9 or
+ * later or 6, with the user's own options. Written as the few methods bloomkit calls rather than
+ * as ioredis's own classes, so that the app's ioredis (a peer dependency: whichever major and copy
+ * the app has) type-checks without a cast.
+ */
+export interface RedisClient {
+  readonly options: { readonly keyPrefix?: string }
+  sendCommand(command: object): unknown
+  eval(script: string, keyCount: number, ...keysAndArguments: RedisArgument[]): Promise<unknown>
+  callBuffer(command: string, ...arguments_: RedisArgument[]): Promise<unknown>
+  getrangeBuffer(key: RedisKey, start: number, end: number): Promise<Buffer>
+  setrange(key: RedisKey, offset: number, value: RedisKey): Promise<number>
+  hgetall(key: RedisKey): Promise<Record<string, string>>
+  hmget(key: RedisKey, ...fields: string[]): Promise<Array<string | null>>
+  del(...keys: RedisKey[]): Promise<number>
+  unlink(...keys: RedisKey[]): Promise<number>
+  pttl(key: RedisKey): Promise<number>
+  strlen(key: RedisKey): Promise<number>
+  pexpire(key: RedisKey, milliseconds: number): Promise<number>
+  persist(key: RedisKey): Promise<number>
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void
+  multi(): RedisTransaction
+}
+
+/** The part of ioredis's MULTI builder that a whole-shard add uses. */
+export interface RedisTransaction {
+  set(key: RedisKey, value: RedisKey, expiryMode: 'PX', milliseconds: number): RedisTransaction
+  getrangeBuffer(key: RedisKey, start: number, end: number): RedisTransaction
+  eval(script: string, keyCount: number, ...keysAndArguments: RedisArgument[]): RedisTransaction
+  exec(): Promise<Array<[error: Error | null, result: unknown]> | null>
+}
 
 /**
  * The largest shard by default, in bits: 4 MiB less the marker and Redis's string header, so that
@@ -82,12 +114,22 @@ export interface RebuildOptions {
   readonly force?: boolean
 }
 
+const IOREDIS_CLIENT = "an ioredis client: new Redis(…) or new Cluster(…) from 'ioredis' (5.9 or later, or 6)"
+
 export function checkClient(redis: unknown): RedisClient {
-  const client = redis as RedisClient
-  if (client === null || typeof client !== 'object' || typeof client.sendCommand !== 'function' || typeof client.eval !== 'function') {
-    throw invalidParameter('redis', 'an ioredis Redis or Cluster instance', redis)
+  const client = redis as Partial<Record<keyof RedisClient | 'isOpen' | 'connect', unknown>> | null
+  if (client === null || typeof client !== 'object') throw invalidParameter('redis', IOREDIS_CLIENT, redis)
+  const methods = ['sendCommand', 'eval', 'callBuffer', 'defineCommand'] as const
+  if (methods.every((method) => typeof client[method] === 'function') && typeof client.options === 'object') return client as RedisClient
+  // node-redis (the `redis` package) also has sendCommand and eval, but its own argument and reply
+  // shapes: it would fail later with Lua errors that look like a store outage. Say so now.
+  if (typeof client.isOpen === 'boolean' && typeof client.connect === 'function') {
+    throw new BloomError(
+      'BLOOM_INVALID_PARAMETER',
+      `redis must be ${IOREDIS_CLIENT}; got a node-redis client (the 'redis' package), which bloomkit does not drive: create an ioredis client for the same server instead`,
+    )
   }
-  return client
+  throw invalidParameter('redis', IOREDIS_CLIENT, redis)
 }
 
 /** Checks the options every constructor takes (sizing is checked by core). */
