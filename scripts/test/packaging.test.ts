@@ -57,7 +57,7 @@ beforeAll(async () => {
   // One after another: each prepack runs `tsc -b` over shared references.
   for (const folder of publishable) {
     const { stdout } = await execFile('pnpm', ['pack', '--pack-destination', packs], { cwd: folder })
-    const file = stdout.trim().split('\n').findLast((line) => line.endsWith('.tgz'))!
+    const file = stdout.trim().split('\n').filter((line) => line.endsWith('.tgz')).at(-1)!
     tarballs.set(packageJson(folder).name, file.startsWith('/') ? file : join(packs, file))
   }
   server = await startRedisServer()
