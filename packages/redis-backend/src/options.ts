@@ -8,7 +8,8 @@ type RedisArgument = string | Buffer | number
  * A connected ioredis client, standalone (`new Redis(…)`) or `new Cluster(…)`, of ioredis 5.9 or
  * later or 6, with the user's own options. Written as the few methods bloomkit calls rather than
  * as ioredis's own classes, so that the app's ioredis (a peer dependency: whichever major and copy
- * the app has) type-checks without a cast.
+ * the app has) type-checks without a cast. A command newly used anywhere in the backend is added
+ * here; test/clients.test.ts checks that ioredis 5 and 6, standalone and Cluster, still fit.
  */
 export interface RedisClient {
   readonly options: { readonly keyPrefix?: string }
@@ -19,11 +20,16 @@ export interface RedisClient {
   setrange(key: RedisKey, offset: number, value: RedisKey): Promise<number>
   hgetall(key: RedisKey): Promise<Record<string, string>>
   hmget(key: RedisKey, ...fields: string[]): Promise<Array<string | null>>
+  hget(key: RedisKey, field: string): Promise<string | null>
+  hset(key: RedisKey, ...fieldsAndValues: Array<string | number>): Promise<number>
+  hincrby(key: RedisKey, field: string, increment: number): Promise<number>
   del(...keys: RedisKey[]): Promise<number>
+  exists(...keys: RedisKey[]): Promise<number>
   unlink(...keys: RedisKey[]): Promise<number>
   pttl(key: RedisKey): Promise<number>
   strlen(key: RedisKey): Promise<number>
   pexpire(key: RedisKey, milliseconds: number): Promise<number>
+  expire(key: RedisKey, seconds: number): Promise<number>
   persist(key: RedisKey): Promise<number>
   defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void
   multi(): RedisTransaction
