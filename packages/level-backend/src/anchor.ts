@@ -75,6 +75,8 @@ export class SequenceAnchor {
 
   private read(location: string, path: string): number {
     const n = this.fs.readSync(this.fd!, this.buffer, 0, BYTES, 0)
+    // Empty: a crash came between making the file and its first write, before any record existed.
+    if (n === 0) return 0
     const value = this.view.getFloat64(4, true)
     if (n !== BYTES || this.view.getUint32(0, true) !== MAGIC || this.view.getUint32(12, true) !== crc32(this.buffer.subarray(0, 12)) || !Number.isSafeInteger(value) || value < 0) {
       throw corruptStore(location, `its anchor file ${path} is damaged (${n} bytes)`)
