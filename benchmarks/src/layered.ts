@@ -32,7 +32,7 @@ function bloomkitScalable(filter: LayeredMemoryFilter, growth: number): Subject 
     add: (k) => filter.add(k),
     has: (k) => filter.has(k),
     bits: () => filter.byteLength * 8,
-    layers: () => filter.layers.length,
+    layers: () => filter.layers().length,
   }
 }
 

@@ -1,4 +1,5 @@
 export { LevelBloomFilter, type LevelCreateOptions, type LevelImportOptions, type LevelOpenOptions } from './level-bloom-filter.js'
 export { LevelBitStore } from './level-bit-store.js'
+export { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
 export type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
 export type { SnapshotSource } from './import.js'

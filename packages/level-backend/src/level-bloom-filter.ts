@@ -1,5 +1,6 @@
-import { BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher } from '@bloomkit/core/store'
+import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, isLayeredOptions } from '@bloomkit/core/store'
+import { LayeredLevelFilter, refuseLayered, type LayeredLevelOptions } from './layered-level-filter.js'
 import type { SnapshotSource } from './import.js'
 import { LevelBitStore } from './level-bit-store.js'
 import type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
@@ -29,12 +30,17 @@ export class LevelBloomFilter extends BloomFilter<false> {
   /**
    * A new, empty filter in `location` (a folder, created with its parents if missing; an IndexedDB
    * name in browsers) sized for `capacity` keys at `errorRate`. If the folder already holds a filter
-   * with the same parameters, that filter is opened as it is.
+   * with the same parameters, that filter is opened as it is. With `growth` or `window`, a
+   * {@link LayeredLevelFilter} that grows or forgets.
    * @throws BloomError `BLOOM_INVALID_PARAMETER`, `BLOOM_INCOMPATIBLE` (the folder holds a filter with
    *   other parameters), `BLOOM_CORRUPT_STORE` (it holds something else, or is damaged), `BLOOM_DATA_LOST`
    *   (LevelDB lost the filter's records there), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async create(location: string, options: LevelCreateOptions): Promise<LevelBloomFilter> {
+  static create(location: string, options: LayeredLevelOptions): Promise<LayeredLevelFilter>
+  static create(location: string, options: LevelCreateOptions): Promise<LevelBloomFilter>
+  static async create(location: string, options: LevelCreateOptions | LayeredLevelOptions): Promise<LevelBloomFilter | LayeredLevelFilter> {
+    // With `growth` or `window`, a layered filter (layered-level-filter.ts).
+    if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
     const parameters = sizeFilter(options)
     const hasher = await createKeyHasher(parameters.seed)
     return new LevelBloomFilter(await LevelBitStore.create(location, parameters, options), hasher)
@@ -47,7 +53,10 @@ export class LevelBloomFilter extends BloomFilter<false> {
    *   `BLOOM_LOCKED` (open in another process, or already open in this one), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter> {
-    const store = await LevelBitStore.open(location, options)
+    const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
+      if (error instanceof BloomError && error.code === 'BLOOM_CORRUPT_STORE') await refuseLayered(location)
+      throw error
+    })
     try {
       return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
     } catch (error) {
