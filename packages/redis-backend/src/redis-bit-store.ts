@@ -1,6 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { BitStore, BitStoreCapabilities, PositionBatch, ShardGroup } from '@bloomkit/core/store'
-import { Cluster } from 'ioredis'
 import { sendBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
@@ -112,7 +111,8 @@ export class RedisBitStore implements BitStore<false> {
     const scanBytesPerKey = options.scanBytesPerKey ?? 512
     this.scanMinKeys = scanBytesPerKey === 0 || shards.shardBytes + 4 > MAX_SCAN_BYTES ? Infinity : Math.ceil(shards.shardBytes / scanBytesPerKey)
     this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && options.blockReads !== false
-    this.crossShardCalls = !(shards.client instanceof Cluster)
+    // Duck-typed: the app's ioredis may be another copy than ours (a peer dependency).
+    this.crossShardCalls = (shards.client as { isCluster?: boolean }).isCluster !== true
     const waitMs = options.coalesceWait ?? DEFAULT_COALESCE_WAIT_MS
     this.coalesced = { set: new Coalescer((batch, out) => this.run(true, batch, out), waitMs), test: new Coalescer((batch, out) => this.run(false, batch, out), waitMs) }
   }
