@@ -222,7 +222,8 @@ export class RedisBitStore implements BitStore<false> {
         commands.push(sendBitfield(shards, generation, set, shard, batch, perBit, from, Math.min(perBit.length, from + this.keysPerCommand), out, set))
       }
     }
-    for (const call of this.blockCalls(blockGroups)) commands.push(set ? this.addByBlocks(batch, call, out) : this.testByBlocks(batch, call, out))
+    if (set) commands.push(...this.addByBlockCalls(batch, this.blockCalls(blockGroups), out))
+    else for (const call of this.blockCalls(blockGroups)) commands.push(this.testByBlocks(batch, call, out))
     // The meta is compared beside the batch's commands, and its verdict comes first.
     const settled = await Promise.allSettled([this.shards.verifyMeta(set ? 'add' : 'has'), ...commands])
     for (const result of settled) if (result.status === 'rejected') throw result.reason
@@ -281,8 +282,23 @@ export class RedisBitStore implements BitStore<false> {
    * which were new. A shard whose marker is flagged gets all its keys written, so that a running
    * rebuild's next generation receives them.
    */
-  private async addByBlocks(batch: PositionBatch, groups: ShardGroup[], out: Uint8Array): Promise<void> {
-    const { flagged, blocks } = await this.read(batch, groups, `add on ${this.shards.key(groups[0].shard, 'live')}`)
+  private addByBlockCalls(batch: PositionBatch, calls: ShardGroup[][], out: Uint8Array): Promise<void>[] {
+    // The reads all go out at once, but each call's writes are sent only after the previous call's
+    // were: a shard's keys may span calls, and a key twice in one batch must be written (and said
+    // to be new) in input order, as on every other path. A call answered sooner (another node, or a
+    // read retried shard by shard) would otherwise write its duplicate first.
+    let previousSent: Promise<unknown> = Promise.resolve()
+    return calls.map((groups) => {
+      const read = this.read(batch, groups, `add on ${this.shards.key(groups[0].shard, 'live')}`)
+      const sent = Promise.all([read, previousSent]).then(([result]) => this.addByBlocks(batch, groups, result, out))
+      // The next call waits for these writes to be sent, not answered; a failure surfaces through `sent`.
+      previousSent = sent.then((writes) => writes, () => undefined)
+      return sent.then((writes) => writes.done)
+    })
+  }
+
+  private addByBlocks(batch: PositionBatch, groups: ShardGroup[], read: BlockRead, out: Uint8Array): { done: Promise<void> } {
+    const { flagged, blocks } = read
     const { positions, hashes } = batch
     const writes: Promise<void>[] = []
     let at = 0
@@ -298,7 +314,7 @@ export class RedisBitStore implements BitStore<false> {
         writes.push(sendBitfield(this.shards, 'live', true, shard, batch, missing, from, Math.min(count, from + this.keysPerCommand), out, true))
       }
     }
-    await Promise.all(writes)
+    return { done: Promise.all(writes).then(() => undefined) }
   }
 
   private shardScript(script: string, shard: number, args: Array<number | Buffer>, what: string, buffer = false): Promise<unknown> {

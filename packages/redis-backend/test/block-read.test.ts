@@ -111,3 +111,30 @@ test('on a Cluster, one block read per node spans its shards; a node that refuse
   }
   await filter.destroy()
 })
+
+test('on a Cluster, a key twice in one batch is new at its first place even when its shard spans calls answered out of order', async () => {
+  const parameters = { bits: 12 * 512 * 64, hashes: 7, shards: 12, seed: 9, layout: 'blocked' as const }
+  const perBit = await RedisBloomFilter.fromParameters(cluster, uniqueName('order-per-bit'), parameters, { scanBytesPerKey: 0, blockReads: false })
+  const blocks = await RedisBloomFilter.fromParameters(cluster, uniqueName('order-blocks'), parameters, { scanBytesPerKey: 0 })
+  // 3000 places, 1000 distinct keys: every key three times, far apart, so each node's keys fill
+  // several 256-key calls and a key's places fall in different calls.
+  const keys = Array.from({ length: 3000 }, (_, i) => `d:${i % 1000}`)
+  const expected = await perBit.addMany(keys)
+  // Make the client believe one shard's slot lives on shard 0's node: the calls that mix them are
+  // refused and read again shard by shard (a second round trip), while the node's other calls are
+  // answered at once — the order in which reads come back is no longer the batch's order.
+  const slots = (cluster as unknown as { slots: string[][] }).slots
+  const names = namesOf(blocks)
+  const owner = (shard: number) => slots[names.slot(shard)][0]
+  const other = [...Array(12).keys()].find((shard) => owner(shard) !== owner(0))!
+  const saved = slots[names.slot(other)]
+  slots[names.slot(other)] = [owner(0)]
+  try {
+    expect(await blocks.addMany(keys)).toEqual(expected)
+  } finally {
+    slots[names.slot(other)] = saved
+  }
+  expect(expected.slice(0, 1000).every(Boolean)).toBe(true)
+  expect(expected.slice(1000).some(Boolean)).toBe(false)
+  await Promise.all([perBit.destroy(), blocks.destroy()])
+})
