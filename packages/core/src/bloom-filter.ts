@@ -1,36 +1,50 @@
 import type { BitStore, Outcome } from './bit-store.js'
-import { BloomError } from './errors.js'
+import { shardRanges } from './chunks.js'
+import { crc32 } from './crc32.js'
+import { BloomError, checkKeys } from './errors.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
-import { assertSameParameters, shardBitsOf, shardBytesOf, type FilterParameters } from './parameters.js'
+import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
 import { positionsOf, shardOf } from './positions.js'
-import { encodeSnapshotHeader, snapshotBytes } from './snapshot.js'
 import { estimateErrorRate } from './sizing.js'
-import { crc32 } from './crc32.js'
+import { encodeSnapshotHeader, snapshotBytes } from './snapshot.js'
+import { syncAsync, syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
 
 /** Keys hashed per call to the store by `addMany`/`hasMany`. */
 const BATCH_KEYS = 16_384
-/** Bytes read per call to the store by export and merge. */
-const CHUNK_BYTES = 1 << 20
+
+/** A batch and the answers the store writes for it. */
+interface Buffers {
+  readonly batch: PositionBatch
+  readonly out: Uint8Array
+}
 
 /**
  * A Bloom filter over any {@link BitStore}: core hashes and validates, the store holds the bits.
  * Over a synchronous store (the memory backend) every method returns plain values and allocates
  * nothing per key; over an asynchronous one they return Promises and talk to the store once per batch.
  *
- * Backends subclass this with their own `create`/`open`/`import`.
+ * A backend supplies the store and its own static constructors (`create`/`open`/`import`). Public
+ * methods check their arguments and that the filter is open, then call a protected hook; a backend
+ * changes behaviour only by overriding those hooks (`_addHashed`, `_hasHashed`, `_addMany`,
+ * `_hasMany`, `_clear`), never a public method. Hooks receive checked arguments.
  */
 export class BloomFilter<Sync extends boolean = boolean> {
   /** Everything that decides where keys go; identical parameters make filters mergeable. */
   readonly parameters: FilterParameters
+  /** The bits. Backends reach their own store type through their constructor's argument. */
   protected readonly store: BitStore<Sync>
+  /** Hashes keys with `parameters.seed`; `hash(key)` leaves the key's two lanes in `pair`. */
   protected readonly hasher: KeyHasher
-  private readonly sync: boolean
+  /** Plain values or Promises: every method's result goes through this. */
+  protected readonly io: SyncAsync<Sync>
+  /** Bits in each shard. */
   protected readonly shardBits: number
   private readonly fillPositions: ReturnType<typeof positionsOf>
-  private readonly single: PositionBatch
-  private readonly singleOut = new Uint8Array(1)
-  private syncBatch: PositionBatch | undefined
+  /** Reused by single-key calls where calls cannot overlap (a synchronous store). */
+  private readonly single: Buffers
+  /** Reused by addMany/hasMany where calls cannot overlap; made on first use. */
+  private manyBuffers: Array<Buffers | undefined> | undefined
   private closed = false
 
   /**
@@ -44,15 +58,15 @@ export class BloomFilter<Sync extends boolean = boolean> {
     this.store = store
     this.hasher = hasher
     this.parameters = store.parameters
-    this.sync = store.capabilities.sync
+    this.io = syncAsync(store.capabilities.sync)
     this.shardBits = shardBitsOf(store.parameters)
     this.fillPositions = positionsOf(store.parameters.layout)
-    this.single = new PositionBatch(1, store.parameters.hashes)
+    this.single = this.buffers(1)
   }
 
   /** Whether methods return plain values (true) or Promises. */
   get isSync(): Sync {
-    return this.sync as Sync
+    return this.io.sync
   }
 
   /** Whether {@link close} was called. */
@@ -66,7 +80,15 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * @throws BloomError `BLOOM_INVALID_KEY`, `BLOOM_CLOSED`, or the store's error.
    */
   add(key: BloomKey): Outcome<Sync, boolean> {
-    return this.one(key, true)
+    try {
+      this.checkOpen()
+      const hasher = this.hasher
+      hasher.hash(key)
+      const pair = hasher.pair
+      return this._addHashed(pair[0], pair[1])
+    } catch (error) {
+      return this.io.fail(error)
+    }
   }
 
   /**
@@ -74,17 +96,38 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * with probability about {@link errorRate}, a false positive.
    */
   has(key: BloomKey): Outcome<Sync, boolean> {
-    return this.one(key, false)
+    try {
+      this.checkOpen()
+      const hasher = this.hasher
+      hasher.hash(key)
+      const pair = hasher.pair
+      return this._hasHashed(pair[0], pair[1])
+    } catch (error) {
+      return this.io.fail(error)
+    }
   }
 
-  /** Adds keys in one batch per store round trip; results (new or not) are in input order. */
+  /**
+   * Adds keys in one batch per store round trip; results (new or not) are in input order.
+   *
+   * If reading `keys` throws (a generator that fails midway), the call fails with that error.
+   * Keys before the failure may have been added, in whole batches of up to 16 384 keys sent
+   * before it (one key at a time over a memory filter): adding is idempotent, so retry the whole
+   * input. Keys after the failure were not read, so they were not added.
+   */
   addMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
-    return this.many(keys, true)
+    return this.io.call(() => {
+      this.checkOpen()
+      return this._addMany(checkKeys(keys))
+    })
   }
 
   /** Checks keys in one batch per store round trip; results are in input order. */
   hasMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
-    return this.many(keys, false)
+    return this.io.call(() => {
+      this.checkOpen()
+      return this._hasMany(checkKeys(keys))
+    })
   }
 
   /**
@@ -92,7 +135,10 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * (n ≈ −(m/k)·ln(1 − X/m), as Guava's approximateElementCount and RedisBloom's BF.CARD).
    */
   estimateCount(): Outcome<Sync, number> {
-    return this.guard(() => this.after(this.store.countBits(), (counts) => this.countFromBits(counts)))
+    return this.io.call(() => {
+      this.checkOpen()
+      return this.io.then(this.store.countBits(), (counts) => this.countFromBits(counts))
+    })
   }
 
   /**
@@ -100,8 +146,9 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * mean over shards of fill^k; for a blocked one the model's rate at the estimated count.
    */
   errorRate(): Outcome<Sync, number> {
-    return this.guard(() =>
-      this.after(this.store.countBits(), (counts) => {
+    return this.io.call(() => {
+      this.checkOpen()
+      return this.io.then(this.store.countBits(), (counts) => {
         if (this.parameters.layout === 'blocked') {
           const { bits, hashes } = this.parameters
           return estimateErrorRate({ bits, hashes, items: this.countFromBits(counts), layout: 'blocked' })
@@ -109,45 +156,35 @@ export class BloomFilter<Sync extends boolean = boolean> {
         let total = 0
         for (let s = 0; s < counts.length; s++) total += Math.pow(counts[s] / this.shardBits, this.parameters.hashes)
         return total / counts.length
-      }),
-    )
+      })
+    })
   }
 
   /** Unsets every bit. */
   clear(): Outcome<Sync, void> {
-    return this.guard(() => this.store.clear())
+    return this.io.call(() => {
+      this.checkOpen()
+      return this._clear()
+    })
   }
 
   /**
-   * ORs another filter's bits into this one, so this one holds the keys of both.
+   * ORs another filter's bits into this one, so this one holds the keys of both. Plain values when
+   * both filters are synchronous, a Promise otherwise.
    * @throws BloomError `BLOOM_INCOMPATIBLE` unless both have identical parameters.
    */
   merge<OtherSync extends boolean>(other: BloomFilter<OtherSync>): Outcome<Sync extends true ? OtherSync : false, void> {
-    type R = Outcome<Sync extends true ? OtherSync : false, void>
-    const run = () => {
+    const io = syncAsyncOfBoth(this.io, (other as BloomFilter<OtherSync> | undefined)?.io)
+    return io.call(() => {
+      this.checkOpen()
       if (!(other instanceof BloomFilter)) throw new TypeError('merge: other must be a BloomFilter')
       if (other.closed) throw new BloomError('BLOOM_CLOSED', 'merge: the other filter is closed')
       if (other === (this as unknown)) return undefined
       assertSameParameters(this.parameters, other.parameters, 'merge: the other filter')
-      const chunks = this.chunkPlan()
-      if (this.sync && other.sync) {
-        for (const { shard, offset, length } of chunks) {
-          this.store.orShard(shard, offset, other.store.readShard(shard, offset, length) as Uint8Array)
-        }
-        return undefined
-      }
-      return (async () => {
-        for (const { shard, offset, length } of chunks) {
-          await this.store.orShard(shard, offset, await other.store.readShard(shard, offset, length))
-        }
-      })()
-    }
-    if (this.sync && other.sync) return this.guard(run) as R
-    try {
-      return Promise.resolve(this.guard(run)) as R
-    } catch (error) {
-      return Promise.reject(error) as R
-    }
+      return io.forEach(shardRanges(this.parameters), ({ shard, offset, length }) =>
+        io.then(other.store.readShard(shard, offset, length), (bytes) => this.store.orShard(shard, offset, bytes)),
+      )
+    })
   }
 
   /**
@@ -155,25 +192,28 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * Holds the whole filter in memory; for large filters use {@link exportChunks}.
    */
   export(): Outcome<Sync, Uint8Array> {
-    return this.guard(() => {
-      if (this.sync) {
-        const out = new Uint8Array(snapshotBytes(this.parameters))
-        let at = 0
-        for (const piece of this.snapshotPiecesSync()) {
-          out.set(piece, at)
-          at += piece.length
-        }
-        return out as Outcome<Sync, Uint8Array>
+    return this.io.call(() => {
+      this.checkOpen()
+      const out = new Uint8Array(snapshotBytes(this.parameters))
+      let at = 0
+      let crc = 0
+      const put = (piece: Uint8Array) => {
+        out.set(piece, at)
+        at += piece.length
       }
-      return (async () => {
-        const out = new Uint8Array(snapshotBytes(this.parameters))
-        let at = 0
-        for await (const piece of this.exportChunks()) {
-          out.set(piece, at)
-          at += piece.length
-        }
-        return out
-      })() as Outcome<Sync, Uint8Array>
+      return this.io.then(this.store.countBits(), (counts) => {
+        put(encodeSnapshotHeader({ parameters: this.parameters, items: this.countFromBits(counts) }))
+        const payload = this.io.forEach(shardRanges(this.parameters), ({ shard, offset, length }) =>
+          this.io.then(this.store.readShard(shard, offset, length), (bytes) => {
+            crc = crc32(bytes, crc)
+            put(bytes)
+          }),
+        )
+        return this.io.then(payload, () => {
+          put(trailer(crc))
+          return out
+        })
+      })
     })
   }
 
@@ -183,11 +223,10 @@ export class BloomFilter<Sync extends boolean = boolean> {
     const header = encodeSnapshotHeader({ parameters: this.parameters, items: await this.estimateCount() })
     yield header
     let crc = 0
-    for (const { shard, offset, length } of this.chunkPlan()) {
-      // A synchronous store may hand out a view of its live bits: copy, so that adds made while the
-      // consumer still holds a chunk cannot change it after its checksum was taken.
-      const read = await this.store.readShard(shard, offset, length)
-      const bytes = this.sync ? read.slice() : read
+    for (const { shard, offset, length } of shardRanges(this.parameters)) {
+      // Copied: a store may hand out a view of its live bits (the memory store does), and adds made
+      // while the consumer still holds a chunk must not change it after its checksum was taken.
+      const bytes = (await this.store.readShard(shard, offset, length)).slice()
       crc = crc32(bytes, crc)
       yield bytes
     }
@@ -196,114 +235,117 @@ export class BloomFilter<Sync extends boolean = boolean> {
 
   /** Releases the store; idempotent. Later calls fail with `BLOOM_CLOSED`. */
   close(): Outcome<Sync, void> {
-    if (this.closed) return (this.sync ? undefined : Promise.resolve()) as Outcome<Sync, void>
-    this.closed = true
-    return this.store.close()
+    return this.io.call(() => {
+      if (this.closed) return undefined
+      this.closed = true
+      return this.store.close()
+    })
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
   }
 
-  /** Hashes `key` into slot `index` of `batch`. */
+  // Hooks: what a backend may override. Each receives checked arguments of an open filter.
+
+  /**
+   * Adds the key whose two hash lanes are `a`, `b` (the hasher's `pair`, signed 32-bit; see
+   * docs/SPEC.md "Hashing"). Default: one `store.setBits` call with a batch of one. A backend whose
+   * bits sit in memory may set them in place instead (the memory backend uses `ArrayProbe`); it
+   * must set exactly the bits the default would, which `bloomFilterSuite` checks.
+   */
+  protected _addHashed(a: number, b: number): Outcome<Sync, boolean> {
+    return this.one(a, b, true)
+  }
+
+  /** Whether every bit of the key hashed to `a`, `b` is set; default: one `store.testBits` call. See {@link _addHashed}. */
+  protected _hasHashed(a: number, b: number): Outcome<Sync, boolean> {
+    return this.one(a, b, false)
+  }
+
+  /**
+   * Adds `keys` (already checked to be iterable); answers in input order. Default: hashes batches
+   * of 16 384 keys into a {@link PositionBatch} and sends each in one `store.setBits`, keeping two
+   * batches in flight over an asynchronous store.
+   */
+  protected _addMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
+    return this.many(keys, true)
+  }
+
+  /** Checks `keys`; answers in input order. Default: as {@link _addMany}, with `store.testBits`. */
+  protected _hasMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
+    return this.many(keys, false)
+  }
+
+  /** Unsets every bit. Default: `store.clear()`. A backend that clears another way (a new generation of keys) overrides this. */
+  protected _clear(): Outcome<Sync, void> {
+    return this.store.clear()
+  }
+
+  /** Hashes `key` into slot `index` of `batch`: its shard and its positions there. */
   protected locate(key: BloomKey, batch: PositionBatch, index: number): void {
     const hasher = this.hasher
     hasher.hash(key)
-    const { shards, hashes } = this.parameters
-    batch.shards[index] = shardOf(hasher.a, hasher.b, shards)
-    this.fillPositions(hasher.a, hasher.b, this.shardBits, hashes, batch.positions, index * hashes)
+    this.place(hasher.pair[0], hasher.pair[1], batch, index)
   }
 
+  /** @throws BloomError `BLOOM_CLOSED` once {@link close} was called. */
   protected checkOpen(): void {
     if (this.closed) throw new BloomError('BLOOM_CLOSED', 'the filter is closed')
   }
 
-  private one(key: BloomKey, set: boolean): Outcome<Sync, boolean> {
-    if (this.sync) {
-      // The hot path: a reused batch of one, no Promise, no allocation.
-      this.checkOpen()
-      this.locate(key, this.single, 0)
-      this.single.size = 1
-      if (set) this.store.setBits(this.single, this.singleOut)
-      else this.store.testBits(this.single, this.singleOut)
-      return (this.singleOut[0] === 1) as Outcome<Sync, boolean>
-    }
-    try {
-      this.checkOpen()
-      const batch = new PositionBatch(1, this.parameters.hashes)
-      this.locate(key, batch, 0)
-      batch.size = 1
-      const out = new Uint8Array(1)
-      const done = (set ? this.store.setBits(batch, out) : this.store.testBits(batch, out)) as Promise<void>
-      return done.then(() => out[0] === 1) as Outcome<Sync, boolean>
-    } catch (error) {
-      return Promise.reject(error) as Outcome<Sync, boolean>
-    }
+  private place(a: number, b: number, batch: PositionBatch, index: number): void {
+    const { shards, hashes } = this.parameters
+    batch.shards[index] = shardOf(a, b, shards)
+    this.fillPositions(a >>> 0, b >>> 0, this.shardBits, hashes, batch.positions, index * hashes)
+  }
+
+  private buffers(keys: number): Buffers {
+    return { batch: new PositionBatch(keys, this.parameters.hashes), out: new Uint8Array(keys) }
+  }
+
+  private one(a: number, b: number, set: boolean): Outcome<Sync, boolean> {
+    const { batch, out } = this.io.scratch(() => this.single, () => this.buffers(1))
+    this.place(a, b, batch, 0)
+    batch.size = 1
+    return this.io.then(set ? this.store.setBits(batch, out) : this.store.testBits(batch, out), () => out[0] === 1)
   }
 
   private many(keys: Iterable<BloomKey>, set: boolean): Outcome<Sync, boolean[]> {
-    return this.guard(() => {
-      if (keys === null || typeof (keys as Iterable<BloomKey>)?.[Symbol.iterator] !== 'function') {
-        throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
-      }
-      if (this.sync) return this.manySync(keys, set) as Outcome<Sync, boolean[]>
-      return this.manyAsync(keys, set) as Outcome<Sync, boolean[]>
-    })
+    const results: boolean[] = []
+    const pipelined = this.io.pipeline(
+      this.batches(keys),
+      ({ batch, out }) => this.io.then(set ? this.store.setBits(batch, out) : this.store.testBits(batch, out), () => ({ size: batch.size, out })),
+      ({ size, out }) => {
+        for (let i = 0; i < size; i++) results.push(out[i] === 1)
+      },
+    )
+    return this.io.then(pipelined, () => results)
   }
 
-  private manySync(keys: Iterable<BloomKey>, set: boolean): boolean[] {
-    this.syncBatch ??= new PositionBatch(BATCH_KEYS, this.parameters.hashes)
-    const batch = this.syncBatch
-    const out = new Uint8Array(BATCH_KEYS)
-    const results: boolean[] = []
-    const flush = () => {
-      if (set) this.store.setBits(batch, out)
-      else this.store.testBits(batch, out)
-      for (let i = 0; i < batch.size; i++) results.push(out[i] === 1)
-      batch.size = 0
-    }
-    batch.size = 0
+  /**
+   * `keys` hashed into batches of at most {@link BATCH_KEYS}, alternating between two buffers: the
+   * pipeline keeps at most two batches in flight and settles one before the generator fills a
+   * third, so a buffer is refilled only after the store has answered for it.
+   */
+  private *batches(keys: Iterable<BloomKey>): Generator<Buffers> {
+    const pair = this.io.scratch<Array<Buffers | undefined>>(() => (this.manyBuffers ??= []), () => [])
+    let turn = 0
+    let current: Buffers | undefined
     for (const key of keys) {
-      this.locate(key, batch, batch.size++)
-      if (batch.size === BATCH_KEYS) flush()
-    }
-    if (batch.size > 0) flush()
-    return results
-  }
-
-  /** Keeps two batches in flight: the store works on one while the next one is hashed. */
-  private async manyAsync(keys: Iterable<BloomKey>, set: boolean): Promise<boolean[]> {
-    const results: boolean[] = []
-    let pending: { done: Promise<void>; out: Uint8Array; size: number } | undefined
-    const settle = async () => {
-      if (pending === undefined) return
-      const { done, out, size } = pending
-      pending = undefined
-      await done
-      for (let i = 0; i < size; i++) results.push(out[i] === 1)
-    }
-    let batch = new PositionBatch(BATCH_KEYS, this.parameters.hashes)
-    const send = async () => {
-      const out = new Uint8Array(batch.size)
-      const done = (set ? this.store.setBits(batch, out) : this.store.testBits(batch, out)) as Promise<void>
-      // Observed now so that a rejection while the previous batch is awaited is not "unhandled".
-      done.catch(() => {})
-      const previous = settle()
-      pending = { done, out, size: batch.size }
-      await previous
-      batch = new PositionBatch(BATCH_KEYS, this.parameters.hashes)
-    }
-    try {
-      for (const key of keys) {
-        this.locate(key, batch, batch.size++)
-        if (batch.size === BATCH_KEYS) await send()
+      if (current === undefined) {
+        current = pair[turn & 1] ??= this.buffers(BATCH_KEYS)
+        current.batch.size = 0
+        turn++
       }
-      if (batch.size > 0) await send()
-      await settle()
-    } finally {
-      pending?.done.catch(() => {})
+      const { batch } = current
+      this.locate(key, batch, batch.size++)
+      if (batch.size === BATCH_KEYS) {
+        yield current
+        current = undefined
+      }
     }
-    return results
+    if (current !== undefined) yield current
   }
 
   private countFromBits(counts: ArrayLike<number>): number {
@@ -317,47 +359,6 @@ export class BloomFilter<Sync extends boolean = boolean> {
     }
     return Math.round(total)
   }
-
-  private *chunkPlan(): Generator<{ shard: number; offset: number; length: number }> {
-    const shardBytes = shardBytesOf(this.parameters)
-    for (let shard = 0; shard < this.parameters.shards; shard++) {
-      for (let offset = 0; offset < shardBytes; offset += CHUNK_BYTES) {
-        yield { shard, offset, length: Math.min(CHUNK_BYTES, shardBytes - offset) }
-      }
-    }
-  }
-
-  private *snapshotPiecesSync(): Generator<Uint8Array> {
-    const items = this.countFromBits(this.store.countBits() as ArrayLike<number>)
-    yield encodeSnapshotHeader({ parameters: this.parameters, items })
-    let crc = 0
-    for (const { shard, offset, length } of this.chunkPlan()) {
-      const bytes = this.store.readShard(shard, offset, length) as Uint8Array
-      crc = crc32(bytes, crc)
-      yield bytes
-    }
-    yield trailer(crc)
-  }
-
-  /** Runs `body`, turning a synchronous throw into a rejection for an asynchronous filter. */
-  private guard<T>(body: () => T): T {
-    if (this.sync) {
-      this.checkOpen()
-      return body()
-    }
-    try {
-      this.checkOpen()
-      return body()
-    } catch (error) {
-      return Promise.reject(error) as T
-    }
-  }
-
-  /** The one place where a store's result, plain or Promise, is carried on. */
-  private after<T, R>(result: T | Promise<T>, next: (value: T) => R): Outcome<Sync, R> {
-    if (this.sync) return next(result as T) as Outcome<Sync, R>
-    return (result as Promise<T>).then(next) as Outcome<Sync, R>
-  }
 }
 
 function trailer(crc: number): Uint8Array {
@@ -365,4 +366,3 @@ function trailer(crc: number): Uint8Array {
   new DataView(bytes.buffer).setUint32(0, crc, true)
   return bytes
 }
-

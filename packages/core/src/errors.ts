@@ -57,3 +57,27 @@ export function checkInteger(name: string, value: unknown, min: number, max: num
   }
   return value
 }
+
+/** Asserts a boolean; `undefined` gives `fallback` when one is passed. */
+export function checkBoolean(name: string, value: unknown, fallback?: boolean): boolean {
+  if (value === undefined && fallback !== undefined) return fallback
+  if (typeof value !== 'boolean') throw invalidParameter(name, 'a boolean', value)
+  return value
+}
+
+/** Asserts an options object (not null, not a primitive). */
+export function checkObject<T extends object>(name: string, value: T): T {
+  if (value === null || typeof value !== 'object') throw invalidParameter(name, 'an object', value)
+  return value
+}
+
+/**
+ * `keys` if it is iterable; a TypeError naming it otherwise (a programming mistake, not bad data:
+ * each key is checked as it is hashed).
+ */
+export function checkKeys<T>(keys: Iterable<T>): Iterable<T> {
+  if (keys === null || typeof (keys as Iterable<T>)?.[Symbol.iterator] !== 'function') {
+    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
+  }
+  return keys
+}

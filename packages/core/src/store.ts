@@ -5,8 +5,11 @@
  * a backend's `create` makes for the filter. Users of a filter need none of these.
  */
 export type { BitStore, BitStoreCapabilities } from './bit-store.js'
+export { orInto, popcount, SET_BITS, TEST_BITS, testBitSetBit, testOrSetBatch, testOrSetGroup, testOrSetKey, type BitMode } from './bit-kernels.js'
+export { CHUNK_BYTES, shardRanges, snapshotChunks, type ShardRange, type SnapshotSource } from './chunks.js'
 export { crc32 } from './crc32.js'
-export { checkInteger, invalidParameter } from './errors.js'
+export { checkBoolean, checkInteger, checkKeys, checkObject, invalidParameter } from './errors.js'
+export type { SyncAsync } from './sync-async.js'
 export { createKeyHasher, KeyHasher } from './key-hasher.js'
 export {
   assertSameParameters,
@@ -19,6 +22,7 @@ export {
   shardBytesOf,
 } from './parameters.js'
 export { PositionBatch, type ShardGroup } from './position-batch.js'
+export { ArrayProbe } from './probe.js'
 export {
   decodeSnapshot,
   decodeSnapshotHeader,

@@ -43,8 +43,23 @@ test("'@bloomkit/core' holds what users call: the filter, sizing, errors and lim
 
 test("'@bloomkit/core/store' holds what a backend author needs", () => {
   expectTypeOf<keyof typeof Store>().toEqualTypeOf<
+    | 'ArrayProbe'
+    | 'orInto'
+    | 'popcount'
+    | 'SET_BITS'
+    | 'TEST_BITS'
+    | 'testBitSetBit'
+    | 'testOrSetBatch'
+    | 'testOrSetGroup'
+    | 'testOrSetKey'
+    | 'CHUNK_BYTES'
+    | 'shardRanges'
+    | 'snapshotChunks'
     | 'crc32'
+    | 'checkBoolean'
+    | 'checkKeys'
     | 'checkInteger'
+    | 'checkObject'
     | 'invalidParameter'
     | 'createKeyHasher'
     | 'KeyHasher'
@@ -82,7 +97,11 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
   type Types = [
     Store.BitStore,
     Store.BitStoreCapabilities,
+    Store.BitMode,
     Store.ShardGroup,
+    Store.ShardRange,
+    Store.SnapshotSource,
+    Store.SyncAsync<true>,
     Store.PayloadChunk,
     Store.SnapshotHeader,
     Store.LayerPolicy,
@@ -115,7 +134,9 @@ test("'@bloomkit/core/spec' holds the hashing and position primitives of docs/SP
 })
 
 test("'@bloomkit/core/testing' holds the conformance suites", () => {
-  expectTypeOf<keyof typeof Testing>().toEqualTypeOf<'bitStoreSuite' | 'ReferenceBitStore'>()
-  type Types = [Testing.BitStoreSuiteOptions, Testing.TestFunction]
+  expectTypeOf<keyof typeof Testing>().toEqualTypeOf<
+    'bitStoreSuite' | 'bitStoreContractTests' | 'bitStorePersistenceTests' | 'bitStoreSharingTests' | 'bloomFilterSuite' | 'ReferenceBitStore'
+  >()
+  type Types = [Testing.BitStoreSuiteOptions, Testing.BloomFilterSuiteOptions, Testing.TestFunction]
   expectTypeOf<Types>().not.toBeNever()
 })

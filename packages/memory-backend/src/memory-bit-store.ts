@@ -1,11 +1,16 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { checkParameters, shardBytesOf, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
-
-const POPCOUNT = Uint8Array.from({ length: 256 }, (_, byte) => {
-  let n = 0
-  for (let b = byte; b !== 0; b &= b - 1) n++
-  return n
-})
+import {
+  checkParameters,
+  orInto,
+  popcount,
+  SET_BITS,
+  shardBytesOf,
+  TEST_BITS,
+  testOrSetBatch,
+  type BitStore,
+  type BitStoreCapabilities,
+  type PositionBatch,
+} from '@bloomkit/core/store'
 
 /**
  * Bits in one `Uint8Array`, shard after shard, each in Redis SETBIT order: the snapshot payload
@@ -39,50 +44,18 @@ export class MemoryBitStore implements BitStore<true> {
 
   setBits(batch: PositionBatch, out: Uint8Array): void {
     this.checkOpen()
-    const { bytes, shardBytes } = this
-    const { positions, shards, hashes, size } = batch
-    for (let i = 0, p = 0; i < size; i++) {
-      const base = shards[i] * shardBytes
-      let added = 0
-      for (let end = p + hashes; p < end; p++) {
-        const position = positions[p]
-        const index = base + (position >>> 3)
-        const mask = 0x80 >>> (position & 7)
-        const old = bytes[index]
-        added |= ~old & mask
-        bytes[index] = old | mask
-      }
-      out[i] = added === 0 ? 0 : 1
-    }
+    testOrSetBatch(this.bytes, this.shardBytes, batch, out, SET_BITS)
   }
 
   testBits(batch: PositionBatch, out: Uint8Array): void {
     this.checkOpen()
-    const { bytes, shardBytes } = this
-    const { positions, shards, hashes, size } = batch
-    for (let i = 0, p = 0; i < size; i++) {
-      const base = shards[i] * shardBytes
-      let found = 1
-      for (let end = p + hashes; p < end; p++) {
-        const position = positions[p]
-        if ((bytes[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) {
-          found = 0
-          p = end
-          break
-        }
-      }
-      out[i] = found
-    }
+    testOrSetBatch(this.bytes, this.shardBytes, batch, out, TEST_BITS)
   }
 
   countBits(): number[] {
     this.checkOpen()
     const counts: number[] = []
-    for (let shard = 0; shard < this.parameters.shards; shard++) {
-      let n = 0
-      for (let i = shard * this.shardBytes, end = i + this.shardBytes; i < end; i++) n += POPCOUNT[this.bytes[i]]
-      counts.push(n)
-    }
+    for (let shard = 0, at = 0; shard < this.parameters.shards; shard++, at += this.shardBytes) counts.push(popcount(this.bytes, at, at + this.shardBytes))
     return counts
   }
 
@@ -100,8 +73,7 @@ export class MemoryBitStore implements BitStore<true> {
 
   orShard(shard: number, offset: number, bytes: Uint8Array): void {
     this.checkOpen()
-    const start = shard * this.shardBytes + offset
-    for (let i = 0; i < bytes.length; i++) this.bytes[start + i] |= bytes[i]
+    orInto(this.bytes, shard * this.shardBytes + offset, bytes)
   }
 
   clear(): void {

@@ -1,10 +1,7 @@
-import { BLOCK_BITS, blockIndex, PROBE_STEP, scaleToShard, shardOf } from '@bloomkit/core/spec'
 import { BloomFilter, sizeFilter, type BloomKey, type FilterParametersInput, type LayeredOptions, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, shardBytesOf } from '@bloomkit/core/store'
+import { ArrayProbe, checkKeys, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher } from '@bloomkit/core/store'
 import { LayeredMemoryFilter } from './layered-memory-filter.js'
 import { MemoryBitStore } from './memory-bit-store.js'
-
-const BLOCK_BYTES = BLOCK_BITS / 8
 
 /**
  * A Bloom filter in a `Uint8Array`: synchronous `add`/`has`/`addMany`/`hasMany`, no Promise and
@@ -16,24 +13,13 @@ const BLOCK_BYTES = BLOCK_BITS / 8
  * filter.has('user:42') // true
  */
 export class MemoryBloomFilter extends BloomFilter<true> {
-  private readonly bytes: Uint8Array
-  private readonly shardBytes: number
-  private readonly blocked: boolean
-  // Copies of parameters.hashes and .shards, one property load closer to the hot loops.
-  private readonly hashes: number
-  private readonly shards: number
-  /** Blocks per shard (blocked layout), so that no key pays for the division. */
-  private readonly blocks: number
+  /** Sets and tests bits in place; see {@link _addHashed}. */
+  private readonly probe: ArrayProbe
 
   /** Prefer {@link MemoryBloomFilter.create}; this adopts a store and a hasher made for its seed. */
   constructor(store: MemoryBitStore, hasher: KeyHasher) {
     super(store, hasher)
-    this.bytes = store.bytes
-    this.shardBytes = shardBytesOf(store.parameters)
-    this.blocked = store.parameters.layout === 'blocked'
-    this.hashes = store.parameters.hashes
-    this.shards = store.parameters.shards
-    this.blocks = this.shardBits / BLOCK_BITS
+    this.probe = new ArrayProbe(store.parameters, store.bytes)
   }
 
   /**
@@ -83,108 +69,23 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     return new MemoryBloomFilter(new MemoryBitStore(parameters, payload.slice()), await createKeyHasher(parameters.seed))
   }
 
-  // add and has probe the bytes directly rather than through a PositionBatch: the same positions
-  // as core's fillBlockedPositions / fillPositions (the conformance and equality tests hold them
-  // to it), ~20 % faster, and a classic `has` stops at the first unset bit.
+  // The hooks: add and has set and test the bytes in place rather than through a PositionBatch:
+  // the same bits (the tests hold them to it), ~20 % faster, and a classic `has` stops at the
+  // first unset bit. addMany and hasMany answer key by key on the same path.
 
-  override add(key: BloomKey): boolean {
-    this.checkOpen()
-    const hasher = this.hasher
-    hasher.hash(key)
-    const pair = hasher.pair
-    return this.blocked ? this.addBlocked(pair[0], pair[1]) : this.addClassic(pair[0], pair[1])
+  protected override _addHashed(a: number, b: number): boolean {
+    return this.probe.add(a, b)
   }
 
-  override has(key: BloomKey): boolean {
-    this.checkOpen()
-    const hasher = this.hasher
-    hasher.hash(key)
-    const pair = hasher.pair
-    return this.blocked ? this.hasBlocked(pair[0], pair[1]) : this.hasClassic(pair[0], pair[1])
+  protected override _hasHashed(a: number, b: number): boolean {
+    return this.probe.has(a, b)
   }
 
-  // One small method per layout, so that add and has stay small enough for V8 to inline the hash.
-  // `a` and `b` are the hasher's pair: the XXH32 bits read as signed; each use below takes only the bits.
-
-  private addClassic(a: number, b: number): boolean {
-    const { bytes, shardBits, hashes } = this
-    const base = shardOf(a, b, this.shards) * this.shardBytes
-    let x = a | 0
-    let y = b | 0
-    let added = 0
-    for (let i = 0; i < hashes; i++) {
-      const position = scaleToShard(x >>> 0, shardBits)
-      const index = base + (position >>> 3)
-      const mask = 0x80 >>> (position & 7)
-      const old = bytes[index]
-      added |= ~old & mask
-      bytes[index] = old | mask
-      x = (x + y) | 0
-      y = (y + i + 1) | 0
-    }
-    return added !== 0
-  }
-
-  private hasClassic(a: number, b: number): boolean {
-    const { bytes, shardBits, hashes } = this
-    const base = shardOf(a, b, this.shards) * this.shardBytes
-    let x = a | 0
-    let y = b | 0
-    for (let i = 0; i < hashes; i++) {
-      const position = scaleToShard(x >>> 0, shardBits)
-      if ((bytes[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) return false
-      x = (x + y) | 0
-      y = (y + i + 1) | 0
-    }
-    return true
-  }
-
-  private addBlocked(a: number, b: number): boolean {
-    const bytes = this.bytes
-    const base = this.blockByte(a, b)
-    const step = PROBE_STEP // read once: an exported binding is a cell V8 reloads and unboxes on every use
-    let h = b | 0
-    let added = 0
-    for (let i = this.hashes; i > 0; i--) {
-      const bit = h >>> 23
-      const index = base + (bit >>> 3)
-      const mask = 0x80 >>> (bit & 7)
-      const old = bytes[index]
-      added |= ~old & mask
-      bytes[index] = old | mask
-      h = Math.imul(h, step)
-    }
-    return added !== 0
-  }
-
-  private hasBlocked(a: number, b: number): boolean {
-    const bytes = this.bytes
-    const base = this.blockByte(a, b)
-    // No early exit: the other probes are in the same cache line, so reading them all costs less
-    // than the mispredicted branch an early exit takes on about every other absent key.
-    const step = PROBE_STEP
-    let missing = 0
-    let h = b | 0
-    for (let i = this.hashes; i > 0; i--) {
-      const bit = h >>> 23
-      missing |= ~bytes[base + (bit >>> 3)] & (0x80 >>> (bit & 7))
-      h = Math.imul(h, step)
-    }
-    return missing === 0
-  }
-
-  /** The first byte of the key's block: its shard's start plus core's blockIndex, in bytes. */
-  private blockByte(a: number, b: number): number {
-    const block = blockIndex(a, this.blocks) * BLOCK_BYTES
-    // shardOf returns 0 for one shard too, but V8 cannot fold 0 * shardBytes + block away.
-    return this.shards === 1 ? block : shardOf(a, b, this.shards) * this.shardBytes + block
-  }
-
-  override addMany(keys: Iterable<BloomKey>): boolean[] {
+  protected override _addMany(keys: Iterable<BloomKey>): boolean[] {
     return answerEach(keys, (key) => this.add(key))
   }
 
-  override hasMany(keys: Iterable<BloomKey>): boolean[] {
+  protected override _hasMany(keys: Iterable<BloomKey>): boolean[] {
     return answerEach(keys, (key) => this.has(key))
   }
 
@@ -199,7 +100,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
  * 100k keys that took a third off the time of pushing onto a growing one.
  */
 export function answerEach(keys: Iterable<BloomKey>, answer: (key: BloomKey) => boolean): boolean[] {
-  checkIterable(keys)
+  checkKeys(keys)
   if (Array.isArray(keys)) {
     const results = new Array<boolean>(keys.length)
     for (let i = 0; i < keys.length; i++) results[i] = answer(keys[i])
@@ -208,10 +109,4 @@ export function answerEach(keys: Iterable<BloomKey>, answer: (key: BloomKey) => 
   const results: boolean[] = []
   for (const key of keys) results.push(answer(key))
   return results
-}
-
-function checkIterable(keys: Iterable<BloomKey>): void {
-  if (keys === null || typeof (keys as Iterable<BloomKey>)?.[Symbol.iterator] !== 'function') {
-    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
-  }
 }
