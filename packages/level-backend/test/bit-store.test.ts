@@ -12,6 +12,7 @@ bitStoreSuite({
   test,
   name: 'LevelBitStore (1 KiB pages, 4 KiB cache)',
   factory: (parameters) => LevelBitStore.create(folders.path(), parameters, { pageBytes: 1024, cacheBytes: 4096 }),
+  reopen: (store) => LevelBitStore.open((store as LevelBitStore).location, { cacheBytes: 4096 }),
   cleanup: () => folders.removeAll(),
 })
 
@@ -19,5 +20,6 @@ bitStoreSuite({
   test,
   name: 'LevelBitStore (defaults)',
   factory: (parameters) => LevelBitStore.create(folders.path(), parameters),
+  reopen: (store) => LevelBitStore.open((store as LevelBitStore).location),
   cleanup: () => folders.removeAll(),
 })

@@ -1,10 +1,9 @@
 import type { BitStore } from '../bit-store.js'
 import { BloomError } from '../errors.js'
 import { shardBitsOf, shardBytesOf, type FilterParameters } from '../parameters.js'
-import { PositionBatch } from '../position-batch.js'
+import { batchOf, check, checkBytes, spreadKeys, type TestFunction } from './suite-support.js'
 
-/** The test runner's `test` (vitest, node:test, …): only its name-and-body form is used. */
-export type TestFunction = (name: string, body: () => Promise<void>, timeout?: number) => void
+export type { TestFunction } from './suite-support.js'
 
 /** Inputs of {@link bitStoreSuite}. */
 export interface BitStoreSuiteOptions {
@@ -18,49 +17,23 @@ export interface BitStoreSuiteOptions {
   readonly timeout?: number
   /** Prefix of the test names. Default: 'BitStore'. */
   readonly name?: string
+  /**
+   * A new handle on the bits of `store` (already closed): the same folder, the same Redis name.
+   * Required when the store declares `capabilities.persistent`; the "persistent" group runs with it.
+   */
+  readonly reopen?: (store: BitStore) => BitStore | Promise<BitStore>
+  /**
+   * A second handle on the bits of `store` while `store` stays open (another client of the same
+   * Redis name). Required when the store declares `capabilities.shared`; the "shared" group runs with it.
+   */
+  readonly share?: (store: BitStore) => BitStore | Promise<BitStore>
 }
 
-class SuiteFailure extends Error {
-  override name = 'BitStoreSuiteFailure'
-}
+/** A store from the factory, closed and cleaned up after the test whatever happens. */
+type WithStores = (title: string, body: (make: (p?: FilterParameters) => Promise<BitStore>, track: (store: BitStore) => BitStore) => Promise<void>) => void
 
-function check(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new SuiteFailure(message)
-}
-
-function checkBytes(actual: Uint8Array, expected: ArrayLike<number>, what: string): void {
-  check(actual instanceof Uint8Array, `${what}: expected a Uint8Array`)
-  check(actual.length === expected.length, `${what}: expected ${expected.length} bytes, got ${actual.length}`)
-  for (let i = 0; i < expected.length; i++) {
-    check(actual[i] === expected[i], `${what}: byte ${i} is ${actual[i]}, expected ${expected[i]}`)
-  }
-}
-
-function batchOf(hashes: number, keys: Array<{ shard: number; positions: number[] }>): PositionBatch {
-  const batch = new PositionBatch(keys.length, hashes)
-  keys.forEach(({ shard, positions }, i) => {
-    batch.shards[i] = shard
-    batch.positions.set(positions, i * hashes)
-  })
-  batch.size = keys.length
-  return batch
-}
-
-/** A deterministic spread of keys over every shard (xorshift, so the suite itself is reproducible). */
-function spreadKeys(parameters: FilterParameters, count: number, seed: number) {
-  let x = seed >>> 0 || 1
-  const next = () => {
-    x ^= x << 13
-    x ^= x >>> 17
-    x ^= x << 5
-    return (x >>> 0) / 4294967296
-  }
-  const shardBits = shardBitsOf(parameters)
-  return Array.from({ length: count }, (_, i) => ({
-    shard: i % parameters.shards,
-    positions: Array.from({ length: parameters.hashes }, () => Math.floor(next() * shardBits)),
-  }))
-}
+/** The small filter most checks use: 4 shards of 1 024 bits, 3 hashes. */
+const small: FilterParameters = { bits: 4 * 1024, hashes: 3, shards: 4, seed: 0, layout: 'classic' }
 
 /**
  * The BitStore contract as tests. Every store runs it (a few lines per backend), and core runs it
@@ -71,21 +44,25 @@ function spreadKeys(parameters: FilterParameters, count: number, seed: number) {
  * bitStoreSuite({ test, factory: (parameters) => new MemoryBitStore(parameters) })
  */
 export function bitStoreSuite(options: BitStoreSuiteOptions): void {
-  const { test, factory, cleanup, timeout, name = 'BitStore' } = options
-  const small: FilterParameters = { bits: 4 * 1024, hashes: 3, shards: 4, seed: 0, layout: 'classic' }
+  bitStoreContractTests(options)
+  if (options.reopen !== undefined) bitStorePersistenceTests(options)
+  if (options.share !== undefined) bitStoreSharingTests(options)
+}
 
-  const withStores = (title: string, body: (make: (p?: FilterParameters) => Promise<BitStore>) => Promise<void>) => {
+function storesFor(options: BitStoreSuiteOptions): WithStores {
+  const { test, factory, cleanup, timeout, name = 'BitStore' } = options
+  return (title, body) => {
     test(
       `${name}: ${title}`,
       async () => {
         const stores: BitStore[] = []
-        const make = async (parameters: FilterParameters = small) => {
-          const store = await factory(parameters)
+        const track = (store: BitStore) => {
           stores.push(store)
           return store
         }
+        const make = async (parameters: FilterParameters = small) => track(await factory(parameters))
         try {
-          await body(make)
+          await body(make, track)
         } finally {
           for (const store of stores) await store.close()
           await cleanup?.(stores)
@@ -94,12 +71,24 @@ export function bitStoreSuite(options: BitStoreSuiteOptions): void {
       timeout,
     )
   }
+}
 
-  withStores('declares its capabilities and parameters', async (make) => {
+/**
+ * The contract every store meets: new-key reporting, bit order, shard independence, counts, reads
+ * and writes at any offset, clear, isolation between stores, a 20 000-key batch over 64 shards,
+ * concurrent batches and close. Also checks that a store declaring `persistent` or `shared` was
+ * given the `reopen` or `share` factory its group needs, so no declared capability goes untested.
+ */
+export function bitStoreContractTests(options: BitStoreSuiteOptions): void {
+  const withStores = storesFor(options)
+
+  withStores('declares its capabilities and parameters; each declared capability has its group', async (make) => {
     const store = await make()
     for (const capability of ['sync', 'persistent', 'shared'] as const) {
       check(typeof store.capabilities[capability] === 'boolean', `capabilities.${capability} must be a boolean`)
     }
+    check(!store.capabilities.persistent || options.reopen !== undefined, 'a persistent store must give the suite `reopen`, so that the persistent group runs')
+    check(!store.capabilities.shared || options.share !== undefined, 'a shared store must give the suite `share`, so that the shared group runs')
     const { bits, hashes, shards, seed } = store.parameters
     check(bits === small.bits && hashes === small.hashes && shards === small.shards && seed === small.seed, 'parameters must be the ones it was made for')
     const result = store.countBits()
@@ -232,5 +221,55 @@ export function bitStoreSuite(options: BitStoreSuiteOptions): void {
       error = caught
     }
     check(error instanceof BloomError && error.code === 'BLOOM_CLOSED', `expected BLOOM_CLOSED, got ${String(error)}`)
+  })
+}
+
+/**
+ * For stores that declare `capabilities.persistent` (a folder, a server): bits, counts and bytes
+ * survive closing the store and opening its data again through `reopen`.
+ */
+export function bitStorePersistenceTests(options: BitStoreSuiteOptions): void {
+  const withStores = storesFor(options)
+  const reopen = options.reopen!
+  withStores('persistent: set bits, counts and bytes survive close and reopen', async (make, track) => {
+    const parameters: FilterParameters = { bits: 8 * 8192, hashes: 5, shards: 8, seed: 0, layout: 'classic' }
+    const store = await make(parameters)
+    check(store.capabilities.persistent, 'a store given `reopen` must declare capabilities.persistent')
+    const keys = spreadKeys(parameters, 2_000, 7)
+    await store.setBits(batchOf(5, keys), new Uint8Array(keys.length))
+    const counts = Array.from(await store.countBits())
+    const bytes = await store.readShard(3, 0, shardBytesOf(parameters))
+    const copy = bytes.slice()
+    await store.close()
+    const again = track(await reopen(store))
+    const found = new Uint8Array(keys.length)
+    await again.testBits(batchOf(5, keys), found)
+    check(found.every((bit) => bit === 1), 'a key set before close must test as present after reopen')
+    const after = Array.from(await again.countBits())
+    check(JSON.stringify(after) === JSON.stringify(counts), `countBits after reopen: expected ${JSON.stringify(counts)}, got ${JSON.stringify(after)}`)
+    checkBytes(await again.readShard(3, 0, shardBytesOf(parameters)), copy, 'shard 3 after reopen')
+  })
+}
+
+/**
+ * For stores that declare `capabilities.shared` (Redis): a second handle on the same bits, open at
+ * the same time, sees the first one's writes and the first sees its writes.
+ */
+export function bitStoreSharingTests(options: BitStoreSuiteOptions): void {
+  const withStores = storesFor(options)
+  const share = options.share!
+  withStores('shared: two open handles on the same bits see each other\'s writes', async (make, track) => {
+    const store = await make()
+    check(store.capabilities.shared, 'a store given `share` must declare capabilities.shared')
+    const other = track(await share(store))
+    await store.setBits(batchOf(3, [{ shard: 1, positions: [10, 20, 30] }]), new Uint8Array(1))
+    const seen = new Uint8Array(1)
+    await other.testBits(batchOf(3, [{ shard: 1, positions: [30, 20, 10] }]), seen)
+    checkBytes(seen, [1], 'the second handle reading the first one\'s key')
+    const added = new Uint8Array(1)
+    await other.setBits(batchOf(3, [{ shard: 2, positions: [1, 2, 3] }]), added)
+    checkBytes(added, [1], 'a key new to both handles')
+    await store.testBits(batchOf(3, [{ shard: 2, positions: [1, 2, 3] }]), seen)
+    checkBytes(seen, [1], 'the first handle reading the second one\'s key')
   })
 }

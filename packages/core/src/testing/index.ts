@@ -1,2 +1,10 @@
-export { bitStoreSuite, type BitStoreSuiteOptions, type TestFunction } from './bit-store-suite.js'
+export {
+  bitStoreContractTests,
+  bitStorePersistenceTests,
+  bitStoreSharingTests,
+  bitStoreSuite,
+  type BitStoreSuiteOptions,
+  type TestFunction,
+} from './bit-store-suite.js'
+export { bloomFilterSuite, type BloomFilterSuiteOptions } from './bloom-filter-suite.js'
 export { ReferenceBitStore } from './reference-bit-store.js'
