@@ -21,5 +21,5 @@ bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, para
 // whose positions do not share a block (the suite picks some at random) still go per bit.
 const blocked = (parameters: FilterParameters): FilterParameters => ({ ...parameters, layout: 'blocked' })
 const blockReads = { scanBytesPerKey: 0 }
-bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, blocked(parameters), blockReads), name: 'RedisBitStore (standalone, block reads)', reopen: (store) => openRedisBitStore(standalone, store), share: (store) => openRedisBitStore(standalone, store), timeout: 20_000 })
-bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, blocked(parameters), blockReads), name: 'RedisBitStore (Cluster, block reads)', reopen: (store) => openRedisBitStore(cluster, store), share: (store) => openRedisBitStore(cluster, store), timeout: 20_000 })
+bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, blocked(parameters), blockReads), name: 'RedisBitStore (standalone, block reads)', reopen: (store) => openRedisBitStore(standalone, store, blockReads), share: (store) => openRedisBitStore(standalone, store, blockReads), timeout: 20_000 })
+bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, blocked(parameters), blockReads), name: 'RedisBitStore (Cluster, block reads)', reopen: (store) => openRedisBitStore(cluster, store, blockReads), share: (store) => openRedisBitStore(cluster, store, blockReads), timeout: 20_000 })
