@@ -56,3 +56,4 @@ export {
   type LayerToWrite,
   type SnapshotLayer,
 } from './layered-snapshot.js'
+export { hashPairs, keyBatches, layerBatch } from './layered-batch.js'

@@ -93,6 +93,9 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'decodeLayeredSnapshot'
     | 'encodeLayeredSnapshot'
     | 'snapshotVersionOf'
+    | 'hashPairs'
+    | 'keyBatches'
+    | 'layerBatch'
   >()
   type Types = [
     Store.BitStore,

@@ -1,5 +1,4 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type LayeredOptions, type LayerInfo, type RotatingOptions } from '@bloomkit/core'
-import { positionsOf, shardOf } from '@bloomkit/core/spec'
 import {
   compoundErrorRate,
   createKeyHasher,
@@ -11,8 +10,9 @@ import {
   layerErrorRate,
   layerParameters,
   layerPolicyOf,
-  PositionBatch,
-  shardBitsOf,
+  hashPairs,
+  keyBatches,
+  layerBatch,
   windowOf,
   type LayerPolicy,
 } from '@bloomkit/core/store'
@@ -51,8 +51,6 @@ interface Layer {
   readonly filter: BloomFilter<false>
   readonly store: LevelBitStore
   readonly parameters: FilterParameters
-  readonly shardBits: number
-  readonly fill: ReturnType<typeof positionsOf>
 }
 
 const encoder = new TextEncoder()
@@ -240,7 +238,7 @@ export class LayeredLevelFilter {
     this.checkOpen()
     await this.advance()
     const results: boolean[] = []
-    for (const batch of batches(keys)) {
+    for (const batch of keyBatches(keys, BATCH_KEYS)) {
       const { found } = await this.test(batch)
       for (let i = 0; i < batch.length; i++) results.push(found[i] === 1)
     }
@@ -255,7 +253,7 @@ export class LayeredLevelFilter {
     this.checkOpen()
     await this.advance()
     const results: boolean[] = []
-    for (const batch of batches(keys)) {
+    for (const batch of keyBatches(keys, BATCH_KEYS)) {
       const { found, pairs } = await this.test(batch)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
@@ -263,9 +261,7 @@ export class LayeredLevelFilter {
         const layer = await this.writable()
         const taking = this.policy.growth === 0 ? pending : pending.slice(0, Math.max(1, layer.capacity - layer.count))
         pending = pending.slice(taking.length)
-        const positions = new PositionBatch(taking.length, layer.parameters.hashes)
-        taking.forEach((i, slot) => place(layer, pairs[2 * i], pairs[2 * i + 1], positions, slot))
-        positions.size = taking.length
+        const positions = layerBatch(layer.parameters, pairs, taking)
         const out = new Uint8Array(taking.length)
         await layer.store.setBits(positions, out)
         taking.forEach((i, slot) => {
@@ -401,17 +397,10 @@ export class LayeredLevelFilter {
   /** found[i] = 1 where any live layer holds key i; each key hashed once, every layer asked at once. */
   private async test(keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
     const found = new Uint8Array(keys.length)
-    const pairs = new Uint32Array(keys.length * 2)
-    for (let i = 0; i < keys.length; i++) {
-      this.hasher.hash(keys[i])
-      pairs[2 * i] = this.hasher.a
-      pairs[2 * i + 1] = this.hasher.b
-    }
+    const pairs = hashPairs(this.hasher, keys)
     const answers = await Promise.all(
       this.live.map(async (layer) => {
-        const batch = new PositionBatch(keys.length, layer.parameters.hashes)
-        for (let i = 0; i < keys.length; i++) place(layer, pairs[2 * i], pairs[2 * i + 1], batch, i)
-        batch.size = keys.length
+        const batch = layerBatch(layer.parameters, pairs)
         const out = new Uint8Array(keys.length)
         await layer.store.testBits(batch, out)
         return out
@@ -424,14 +413,9 @@ export class LayeredLevelFilter {
 
 function makeLayer(entry: Manifest['layers'][number], store: LevelBitStore, hasher: KeyHasher, count: number): Layer {
   const parameters = store.parameters
-  return { ...entry, count, store, filter: new BloomFilter(store, hasher), parameters, shardBits: shardBitsOf(parameters), fill: positionsOf(parameters.layout) }
+  return { ...entry, count, store, filter: new BloomFilter(store, hasher), parameters }
 }
 
-function place(layer: Layer, a: number, b: number, batch: PositionBatch, slot: number): void {
-  const { shards, hashes } = layer.parameters
-  batch.shards[slot] = shardOf(a, b, shards)
-  layer.fill(a, b, layer.shardBits, hashes, batch.positions, slot * hashes)
-}
 
 async function readManifest(db: Database, where: string): Promise<Manifest | undefined> {
   const bytes = await db.get(MANIFEST_KEY)
@@ -450,19 +434,4 @@ async function readManifest(db: Database, where: string): Promise<Manifest | und
 
 function writeManifest(db: Database, manifest: Manifest): Promise<void> {
   return db.put(MANIFEST_KEY, encoder.encode(JSON.stringify(manifest)), { sync: true })
-}
-
-function* batches(keys: Iterable<BloomKey>): Generator<BloomKey[]> {
-  if (keys === null || typeof (keys as Iterable<BloomKey>)?.[Symbol.iterator] !== 'function') {
-    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
-  }
-  let batch: BloomKey[] = []
-  for (const key of keys) {
-    batch.push(key)
-    if (batch.length === BATCH_KEYS) {
-      yield batch
-      batch = []
-    }
-  }
-  if (batch.length > 0) yield batch
 }

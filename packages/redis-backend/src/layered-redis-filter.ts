@@ -1,5 +1,4 @@
 import { BloomError, type BloomKey, type FilterParameters, type LayeredOptions, type LayerInfo } from '@bloomkit/core'
-import { positionsOf, shardOf } from '@bloomkit/core/spec'
 import {
   compoundErrorRate,
   createKeyHasher,
@@ -13,7 +12,9 @@ import {
   layerParameters,
   layerPolicyOf,
   layoutOfScheme,
-  PositionBatch,
+  hashPairs,
+  keyBatches,
+  layerBatch,
   shardBitsOf,
   windowOf,
   type LayerPolicy,
@@ -128,8 +129,6 @@ interface Layer {
   readonly entry: LayerEntry
   readonly filter: RedisBloomFilter
   readonly parameters: FilterParameters
-  readonly shardBits: number
-  readonly fill: ReturnType<typeof positionsOf>
 }
 
 /**
@@ -291,7 +290,7 @@ export class RedisLayeredFilter {
   async hasMany(keys: Iterable<BloomKey>): Promise<boolean[]> {
     this.checkOpen()
     const results: boolean[] = []
-    for (const batch of batches(keys)) {
+    for (const batch of keyBatches(keys, BATCH_KEYS)) {
       const { found } = await this.test(batch)
       for (let i = 0; i < batch.length; i++) results.push(found[i] === 1)
     }
@@ -306,7 +305,7 @@ export class RedisLayeredFilter {
   async addMany(keys: Iterable<BloomKey>): Promise<boolean[]> {
     this.checkOpen()
     const results: boolean[] = []
-    for (const batch of batches(keys)) {
+    for (const batch of keyBatches(keys, BATCH_KEYS)) {
       const { found, pairs } = await this.test(batch)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
@@ -342,9 +341,7 @@ export class RedisLayeredFilter {
 
   /** Sets the bits of keys `taking` (indexes into the batch) in `layer`; records their answers; returns how many were new. */
   private async setIn(layer: Layer, taking: number[], pairs: Uint32Array, answers: boolean[]): Promise<number> {
-    const positions = new PositionBatch(taking.length, layer.parameters.hashes)
-    taking.forEach((i, slot) => place(layer, pairs[2 * i], pairs[2 * i + 1], positions, slot))
-    positions.size = taking.length
+    const positions = layerBatch(layer.parameters, pairs, taking)
     const out = new Uint8Array(taking.length)
     await layer.filter.bitStore.setBits(positions, out)
     let added = 0
@@ -414,13 +411,8 @@ export class RedisLayeredFilter {
     }
     const layer = this.live.find((l) => l.entry.id === id)!
     const entry = layer.entry
-    for (const batch of batches(all)) {
-      const positions = new PositionBatch(batch.length, layer.parameters.hashes)
-      batch.forEach((key, slot) => {
-        this.hasher.hash(key)
-        place(layer, this.hasher.a, this.hasher.b, positions, slot)
-      })
-      positions.size = batch.length
+    for (const batch of keyBatches(all, BATCH_KEYS)) {
+      const positions = layerBatch(layer.parameters, hashPairs(this.hasher, batch))
       const out = new Uint8Array(batch.length)
       await layer.filter.bitStore.setBits(positions, out)
       await this.call(this.client.hincrby(this.meta, `count:${entry.id}`, out.reduce((a, b) => a + b, 0)), 'rebuild')
@@ -568,7 +560,7 @@ export class RedisLayeredFilter {
       await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')
     }
     const parameters = filter.parameters
-    return { entry, filter, parameters, shardBits: shardBitsOf(parameters), fill: positionsOf(parameters.layout) }
+    return { entry, filter, parameters }
   }
 
   /**
@@ -631,16 +623,9 @@ export class RedisLayeredFilter {
   private async test(keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
     const found = new Uint8Array(keys.length)
     let layers = this.checked()
-    const pairs = new Uint32Array(keys.length * 2)
-    for (let i = 0; i < keys.length; i++) {
-      this.hasher.hash(keys[i])
-      pairs[2 * i] = this.hasher.a
-      pairs[2 * i + 1] = this.hasher.b
-    }
+    const pairs = hashPairs(this.hasher, keys)
     const ask = (layer: Layer): Promise<Uint8Array> => {
-      const batch = new PositionBatch(keys.length, layer.parameters.hashes)
-      for (let i = 0; i < keys.length; i++) place(layer, pairs[2 * i], pairs[2 * i + 1], batch, i)
-      batch.size = keys.length
+      const batch = layerBatch(layer.parameters, pairs)
       const out = new Uint8Array(keys.length)
       return layer.filter.bitStore.testBits(batch, out).then(() => out)
     }
@@ -661,31 +646,10 @@ export class RedisLayeredFilter {
   }
 }
 
-/** Writes the positions of the key hashed to `a`, `b` in `layer` into slot `slot` of `batch`. */
-function place(layer: Layer, a: number, b: number, batch: PositionBatch, slot: number): void {
-  const { shards, hashes } = layer.parameters
-  batch.shards[slot] = shardOf(a, b, shards)
-  layer.fill(a, b, layer.shardBits, hashes, batch.positions, slot * hashes)
-}
 
 /** The version-1 snapshot of one layer inside a layered snapshot. */
 function encodeLayeredLayer(snapshot: Uint8Array, layer: { payload: Uint8Array }): Uint8Array {
   // The payload is a view into `snapshot`; its version-1 snapshot starts 40 bytes before it and ends 4 after.
   const start = layer.payload.byteOffset - snapshot.byteOffset - 40
   return snapshot.subarray(start, start + 40 + layer.payload.length + 4)
-}
-
-function* batches(keys: Iterable<BloomKey>): Generator<BloomKey[]> {
-  if (keys === null || typeof (keys as Iterable<BloomKey>)?.[Symbol.iterator] !== 'function') {
-    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
-  }
-  let batch: BloomKey[] = []
-  for (const key of keys) {
-    batch.push(key)
-    if (batch.length === BATCH_KEYS) {
-      yield batch
-      batch = []
-    }
-  }
-  if (batch.length > 0) yield batch
 }

@@ -1,0 +1,57 @@
+import type { BloomKey, KeyHasher } from './key-hasher.js'
+import type { FilterParameters } from './parameters.js'
+import { PositionBatch } from './position-batch.js'
+import { positionsOf, shardOf } from './positions.js'
+
+/**
+ * What asynchronous layered filters (LevelDB, Redis) share: a batch of keys is hashed once into
+ * pairs, and each layer's positions are derived from those pairs (docs/SPEC.md, section 8).
+ */
+
+/** The keys' hash pairs: key i's a at [2i], b at [2i + 1]. */
+export function hashPairs(hasher: KeyHasher, keys: readonly BloomKey[]): Uint32Array {
+  const pairs = new Uint32Array(keys.length * 2)
+  for (let i = 0; i < keys.length; i++) {
+    hasher.hash(keys[i])
+    pairs[2 * i] = hasher.a
+    pairs[2 * i + 1] = hasher.b
+  }
+  return pairs
+}
+
+/**
+ * The positions, in a layer with `parameters`, of the keys whose pairs are in `pairs`: all of them,
+ * or those at `indexes` (in that order, slot j holding key indexes[j]).
+ */
+export function layerBatch(parameters: FilterParameters, pairs: Uint32Array, indexes?: readonly number[]): PositionBatch {
+  const { shards, hashes } = parameters
+  const shardBits = parameters.bits / shards
+  const fill = positionsOf(parameters.layout)
+  const size = indexes === undefined ? pairs.length / 2 : indexes.length
+  const batch = new PositionBatch(size, hashes)
+  for (let slot = 0; slot < size; slot++) {
+    const i = indexes === undefined ? slot : indexes[slot]
+    const a = pairs[2 * i]
+    const b = pairs[2 * i + 1]
+    batch.shards[slot] = shardOf(a, b, shards)
+    fill(a, b, shardBits, hashes, batch.positions, slot * hashes)
+  }
+  batch.size = size
+  return batch
+}
+
+/** `keys` in arrays of at most `size`, for one store round trip each. @throws TypeError unless `keys` is iterable. */
+export function* keyBatches(keys: Iterable<BloomKey>, size: number): Generator<BloomKey[]> {
+  if (keys === null || typeof (keys as Iterable<BloomKey>)?.[Symbol.iterator] !== 'function') {
+    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
+  }
+  let batch: BloomKey[] = []
+  for (const key of keys) {
+    batch.push(key)
+    if (batch.length === size) {
+      yield batch
+      batch = []
+    }
+  }
+  if (batch.length > 0) yield batch
+}
