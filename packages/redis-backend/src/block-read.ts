@@ -4,7 +4,7 @@
 // per key on the server instead of a BITFIELD operation per bit, and on the client one Buffer per
 // call instead of one JS value per bit.
 import { createHash } from 'node:crypto'
-import type { PositionBatch, ShardGroup } from '@bloomkit/core/store'
+import { TEST_BITS, testOrSetKey, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
 import type { ShardGenerations } from './generations.js'
 import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS } from './scripts.js'
 
@@ -84,15 +84,12 @@ async function evalScript(shards: ShardGenerations, script: { body: string; sha:
 }
 
 /**
- * Whether every bit of key `key` is set in its block, which starts at `blocks[at]`: bit p of the
- * shard is bit 7 − p % 8 of byte ⌊(p mod 512) / 8⌋ of the block.
+ * Whether every bit of key `key` is set in its block, which starts at `blocks[at]`: core's kernel,
+ * with the block placed where the shard's byte ⌊p / 8⌋ of the key's first position falls.
  */
 export function allBitsInBlock(blocks: Uint8Array, at: number, positions: Uint32Array, hashes: number, key: number): boolean {
-  for (let p = key * hashes, end = p + hashes; p < end; p++) {
-    const bit = positions[p] & 511
-    if ((blocks[at + (bit >>> 3)] & (0x80 >>> (bit & 7))) === 0) return false
-  }
-  return true
+  const from = key * hashes
+  return testOrSetKey(blocks, at - ((positions[from] >>> 9) << 6), positions, from, hashes, TEST_BITS) === 1
 }
 
 export { BLOCK_BYTES }

@@ -1,9 +1,9 @@
-import { invalidParameter, PositionBatch } from '@bloomkit/core/store'
+import { invalidParameter, PositionBatch, SET_BITS, testOrSetBatch } from '@bloomkit/core/store'
 import type { BloomKey } from '@bloomkit/core'
 import type { ShardGenerations } from './generations.js'
 import { lockMeta, unlockMeta } from './meta.js'
 import type { RedisBitStore } from './redis-bit-store.js'
-import { MAX_SCAN_BYTES, orIntoNext, setKeys } from './whole-shard.js'
+import { MAX_SCAN_BYTES, orIntoNext } from './whole-shard.js'
 
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384
@@ -46,7 +46,7 @@ export async function rebuild(
     const local = totalBytes <= LOCAL_REBUILD_BYTES && shardBytes + 4 <= MAX_SCAN_BYTES ? new Uint8Array(totalBytes) : undefined
     const flush = async () => {
       if (local === undefined) await next.setBits(batch, out)
-      else for (const { shard, keys: group } of batch.groupByShard()) setKeys(local.subarray(shard * shardBytes, (shard + 1) * shardBytes), batch.positions, batch.hashes, group, 0, group.length)
+      else testOrSetBatch(local, shardBytes, batch, out, SET_BITS)
       batch.size = 0
     }
     for await (const key of keys as AsyncIterable<BloomKey>) {

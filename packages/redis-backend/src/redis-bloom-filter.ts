@@ -222,8 +222,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * in with one RENAME. Holds the filter's lock like a rebuild.
    * @throws BloomError `BLOOM_LOCKED` while a rebuild or import runs, `BLOOM_STORE_UNAVAILABLE`.
    */
-  override async clear(): Promise<void> {
-    this.checkOpen()
+  protected override async _clear(): Promise<void> {
     const token = await lockMeta(this.shards, 'clearing', false)
     try {
       await this.redisStore.clear()

@@ -2,7 +2,7 @@
 // transaction, instead of a BITFIELD operation per bit. The client tests and sets the bits on the
 // shard's bytes as Redis stores them (SETBIT order: bit p is bit 7 − p % 8 of byte ⌊p / 8⌋),
 // followed by the marker.
-import type { PositionBatch } from '@bloomkit/core/store'
+import { SET_BITS, TEST_BITS, testOrSetGroup, type PositionBatch } from '@bloomkit/core/store'
 import { dataLost, storeError } from './errors.js'
 import type { Generation, ShardGenerations } from './generations.js'
 import { OR_SCRATCH } from './scripts.js'
@@ -18,7 +18,7 @@ export async function readWhole(shards: ShardGenerations, generation: Generation
   const what = `has on ${key}`
   const bytes = await shards.call(shards.client.getrangeBuffer(key, 0, shards.shardBytes + 3), what)
   if (!shards.accepts(markerOf(bytes, shards.shardBytes), generation)) throw dataLost(what)
-  testKeys(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out)
+  testOrSetGroup(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out, TEST_BITS)
 }
 
 /**
@@ -33,7 +33,8 @@ export async function orWhole(shards: ShardGenerations, generation: Generation, 
   const key = shards.key(shard, generation)
   const what = `add on ${key}`
   const delta = Buffer.alloc(shardBytes)
-  setKeys(delta, batch.positions, batch.hashes, keys, 0, keys.length)
+  // The batch's own bits; which keys were new comes from the shard's old bits below.
+  testOrSetGroup(delta, batch.positions, batch.hashes, keys, 0, keys.length, out, SET_BITS)
   const replies = await shards.call(
     client
       .multi()
@@ -47,7 +48,7 @@ export async function orWhole(shards: ShardGenerations, generation: Generation, 
   for (const [error] of replies) if (error) throw storeError(error, what)
   const bytes = replies[1][1] as Buffer
   if (!shards.accepts(markerOf(bytes, shardBytes), generation)) throw dataLost(what)
-  addKeys(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out)
+  testOrSetGroup(bytes, batch.positions, batch.hashes, keys, 0, keys.length, out, SET_BITS)
 }
 
 /**
@@ -80,50 +81,4 @@ export async function orIntoNext(shards: ShardGenerations, shard: number, bits: 
 export function markerOf(shard: Uint8Array, shardBytes: number): number {
   if (shard.length !== shardBytes + 4) return -1
   return ((shard[shardBytes] << 24) | (shard[shardBytes + 1] << 16) | (shard[shardBytes + 2] << 8) | shard[shardBytes + 3]) >>> 0
-}
-
-/**
- * Sets `out[keys[k]]` to 1 when every bit of key `keys[k]` is set in `shard`, else 0, for k in
- * [from, to). Key `i`'s bits are `positions[i·hashes …]`, each below the shard's bit count.
- */
-export function testKeys(shard: Uint8Array, positions: Uint32Array, hashes: number, keys: Uint32Array, from: number, to: number, out: Uint8Array): void {
-  for (let k = from; k < to; k++) {
-    let found = 1
-    for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
-      const bit = positions[p]
-      if ((shard[bit >>> 3] & (0x80 >>> (bit & 7))) === 0) found = 0
-    }
-    out[keys[k]] = found
-  }
-}
-
-/** Sets every bit of the keys `keys[from … to − 1]` in `bits`. */
-export function setKeys(bits: Uint8Array, positions: Uint32Array, hashes: number, keys: Uint32Array, from: number, to: number): void {
-  for (let k = from; k < to; k++) {
-    for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
-      const bit = positions[p]
-      bits[bit >>> 3] |= 0x80 >>> (bit & 7)
-    }
-  }
-}
-
-/**
- * Adds the keys to `shard` in order, as one BITFIELD of them would: `out[keys[k]]` is 1 when key
- * `keys[k]` had a bit unset in `shard` (the bits before this batch) or by an earlier key of the
- * batch, else 0.
- */
-export function addKeys(shard: Uint8Array, positions: Uint32Array, hashes: number, keys: Uint32Array, from: number, to: number, out: Uint8Array): void {
-  for (let k = from; k < to; k++) {
-    let added = 0
-    for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
-      const bit = positions[p]
-      const byte = bit >>> 3
-      const mask = 0x80 >>> (bit & 7)
-      if ((shard[byte] & mask) === 0) {
-        added = 1
-        shard[byte] |= mask
-      }
-    }
-    out[keys[k]] = added
-  }
 }

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { clusterClient, commandsOf, standaloneClient, uniqueName, namesOf } from './support/clients.js'
-import { addKeys, markerOf, testKeys } from '../src/whole-shard.js'
+import { SET_BITS, TEST_BITS, testOrSetGroup } from '@bloomkit/core/store'
+import { markerOf } from '../src/whole-shard.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -9,7 +10,7 @@ afterAll(async () => {
   await Promise.all([redis.quit(), cluster.quit()])
 })
 
-test('addKeys sets bits in order and reports a key new when a bit was unset before it, as BITFIELD SET does; testKeys agrees', () => {
+test('core\'s kernel, as the whole-shard path uses it, sets bits in order and reports a key new when a bit was unset before it, as BITFIELD SET does, and tests them', () => {
   const hashes = 3
   // Keys 0 and 2 are the same key; key 1 shares a bit with key 0; key 3 is set beforehand.
   const positions = new Uint32Array([1, 9, 17, 17, 30, 31, 1, 9, 17, 0, 8, 63])
@@ -19,14 +20,14 @@ test('addKeys sets bits in order and reports a key new when a bit was unset befo
   shard[1] = 0x80 // bit 8
   shard[7] = 0x01 // bit 63
   const out = new Uint8Array(4)
-  addKeys(shard, positions, hashes, keys, 0, 4, out)
+  testOrSetGroup(shard, positions, hashes, keys, 0, 4, out, SET_BITS)
   expect(Array.from(out)).toEqual([1, 1, 0, 0])
   // Bits 1, 9, 17, 30, 31 are now set besides 0, 8, 63.
   expect(Array.from(shard)).toEqual([0xc0, 0xc0, 0x40, 0x03, 0, 0, 0, 0x01])
   const found = new Uint8Array(4)
-  testKeys(shard, positions, hashes, keys, 0, 4, found)
+  testOrSetGroup(shard, positions, hashes, keys, 0, 4, found, TEST_BITS)
   expect(Array.from(found)).toEqual([1, 1, 1, 1])
-  testKeys(new Uint8Array(8), positions, hashes, keys, 1, 3, found)
+  testOrSetGroup(new Uint8Array(8), positions, hashes, keys, 1, 3, found, TEST_BITS)
   expect(Array.from(found)).toEqual([1, 0, 0, 1])
 })
 
