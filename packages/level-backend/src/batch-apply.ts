@@ -1,4 +1,4 @@
-import type { PositionBatch } from '@bloomkit/core/store'
+import { testBitSetBit, testOrSetBatch, TEST_BITS, type PositionBatch } from '@bloomkit/core/store'
 import type { PageCache } from './page-cache.js'
 import type { PageGeometry } from './page-geometry.js'
 import type { PageIO } from './page-io.js'
@@ -88,7 +88,8 @@ export class BatchApplier {
     const { cache } = this
     const { pagesPerShard, pageShift, pageBytes } = this.geometry
     const { slotOf, arena, referenced } = cache
-    const byteMask = pageBytes - 1
+    // A bit's position within its page: the kernel indexes the slot's bytes like a shard's.
+    const bitMask = pageBytes * 8 - 1
     let added = 0
     for (let i = 0, e = 0; i < size; i++) {
       const base = shards[i] * pagesPerShard
@@ -97,11 +98,7 @@ export class BatchApplier {
         const position = positions[e]
         const slot = slotOf[base + (position >>> pageShift)]
         referenced[slot] = 1
-        const index = slot * pageBytes + ((position >>> 3) & byteMask)
-        const mask = 0x80 >>> (position & 7)
-        const old = arena[index]
-        if ((old & mask) === 0) {
-          arena[index] = old | mask
+        if (testBitSetBit(arena, slot * pageBytes, position & bitMask, 1) === 0) {
           cache.markDirty(slot)
           fresh = 1
           if (counts !== undefined) counts[shards[i]]++
@@ -127,11 +124,7 @@ export class BatchApplier {
       let fresh = 0
       for (const end = e + hashes; e < end; e++) {
         const position = positions[e]
-        const index = base + (position >>> 3)
-        const mask = 0x80 >>> (position & 7)
-        const old = arena[index]
-        if ((old & mask) === 0) {
-          arena[index] = old | mask
+        if (testBitSetBit(arena, base, position, 1) === 0) {
           cache.markDirty(shard * pagesPerShard + (position >>> pageShift))
           fresh = 1
           if (counts !== undefined) counts[shard]++
@@ -145,23 +138,8 @@ export class BatchApplier {
 
   /** testInOrder when the whole filter is held in direct mode. */
   private testDirect(batch: PositionBatch, out: Uint8Array): void {
-    const { size, hashes, shards, positions } = batch
-    const arena = this.cache.arena
     const { pagesPerShard, pageBytes } = this.geometry
-    const stride = pagesPerShard * pageBytes
-    for (let i = 0, e = 0; i < size; i++) {
-      const base = shards[i] * stride
-      let found = 1
-      for (const end = e + hashes; e < end; e++) {
-        const position = positions[e]
-        if ((arena[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) {
-          found = 0
-          e = end
-          break
-        }
-      }
-      out[i] = found
-    }
+    testOrSetBatch(this.cache.arena, pagesPerShard * pageBytes, batch, out, TEST_BITS)
   }
 
   /** Tests key by key; returns false, with `out` incomplete, at the first page that is not held. */
@@ -169,7 +147,7 @@ export class BatchApplier {
     const { size, hashes, shards, positions } = batch
     const { slotOf, arena, referenced } = this.cache
     const { pagesPerShard, pageShift, pageBytes } = this.geometry
-    const byteMask = pageBytes - 1
+    const bitMask = pageBytes * 8 - 1
     for (let i = 0, e = 0; i < size; i++) {
       const base = shards[i] * pagesPerShard
       let found = 1
@@ -178,7 +156,7 @@ export class BatchApplier {
         const slot = slotOf[base + (position >>> pageShift)]
         if (slot < 0) return false
         referenced[slot] = 1
-        if ((arena[slot * pageBytes + ((position >>> 3) & byteMask)] & (0x80 >>> (position & 7))) === 0) {
+        if (testBitSetBit(arena, slot * pageBytes, position & bitMask, 0) === 0) {
           found = 0
           e = end
           break
@@ -203,7 +181,7 @@ export class BatchApplier {
     const { pageBytes } = this.geometry
     const { stepPages } = this.io
     const arena = cache.arena
-    const byteMask = pageBytes - 1
+    const bitMask = pageBytes * 8 - 1
     let added = 0
     for (let a = 0; a < entries; ) {
       cache.beginStep()
@@ -227,18 +205,14 @@ export class BatchApplier {
         const i = (e / hashes) | 0
         const slot = cache.slotOf[pageOf[e]]
         const position = positions[e]
-        const index = slot * pageBytes + ((position >>> 3) & byteMask)
-        const mask = 0x80 >>> (position & 7)
-        const old = arena[index]
         if (set) {
-          if ((old & mask) === 0) {
-            arena[index] = old | mask
+          if (testBitSetBit(arena, slot * pageBytes, position & bitMask, 1) === 0) {
             cache.markDirty(slot)
             if (out[i] === 0) added++
             out[i] = 1
             if (counts !== undefined) counts[shards[i]]++
           }
-        } else if ((old & mask) === 0) {
+        } else if (testBitSetBit(arena, slot * pageBytes, position & bitMask, 0) === 0) {
           out[i] = 0
         }
       }

@@ -1,5 +1,5 @@
 import { BloomError } from '@bloomkit/core'
-import { SnapshotReader, shardBytesOf } from '@bloomkit/core/store'
+import { popcount, SnapshotReader, shardBytesOf } from '@bloomkit/core/store'
 import { newAnchor, type SequenceAnchor } from './anchor.js'
 import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from './errors.js'
@@ -7,7 +7,6 @@ import { encodeMetadata, readMetadata, type Metadata } from './metadata.js'
 import { checkPageTable } from './options.js'
 import { PageGeometry } from './page-geometry.js'
 import { PageVersions } from './page-versions.js'
-import { popcount } from './popcount.js'
 import { CHECKPOINT_KEY, COUNTS_KEY, encodeCheckpoint, encodeCounts, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './records.js'
 
 /** A whole snapshot, or its bytes in order as chunks (a file stream, `exportChunks()` of any filter). */

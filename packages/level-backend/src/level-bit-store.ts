@@ -2,6 +2,7 @@ import { BloomError, type FilterParameters, type FilterParametersInput } from '@
 import {
   checkParameters,
   formatParameters,
+  orInto,
   sameParameters,
   type BitStore,
   type BitStoreCapabilities,
@@ -284,7 +285,7 @@ export class LevelBitStore implements BitStore<false> {
         await this.checkpoint(true)
       }
       await this.pages.forRange(shard, offset, bytes.length, (page, from, at, n, slot) => {
-        for (let i = 0; i < n; i++) page[from + i] |= bytes[at + i]
+        orInto(page, from, bytes.subarray(at, at + n))
         this.cache.markDirty(slot)
       })
       this.nextSeq++

@@ -1,5 +1,5 @@
 import type { FilterParameters } from '@bloomkit/core'
-import { checkInteger, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
+import { checkBoolean, checkInteger, checkObject, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
 
 /** Options for opening a LevelDB store; none of them is stored in the folder. */
 export interface LevelStoreOptions {
@@ -60,11 +60,6 @@ function checkOption(name: string, value: unknown, min: number, max: number, fal
   return value === undefined ? fallback : checkInteger(name, value, min, max)
 }
 
-function checkSync(value: unknown): boolean {
-  if (value === undefined) return false
-  if (typeof value !== 'boolean') throw invalidParameter('sync', 'a boolean', value)
-  return value
-}
 
 /**
  * Checks the options every open takes and fills in their defaults. `cacheBytes` is checked against
@@ -72,9 +67,9 @@ function checkSync(value: unknown): boolean {
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its range.
  */
 export function checkStoreOptions(options: LevelStoreOptions): StoreSettings {
-  if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
+  checkObject('options', options)
   return {
-    sync: checkSync(options.sync),
+    sync: checkBoolean('sync', options.sync, false),
     cacheBytes: checkOption('cacheBytes', options.cacheBytes, 1, MAX_CACHE_BYTES, DEFAULT_CACHE_BYTES),
     checkpointBytes: checkOption('checkpointBytes', options.checkpointBytes, MIN_CHECKPOINT_BYTES, Number.MAX_SAFE_INTEGER, DEFAULT_CHECKPOINT_BYTES),
   }
