@@ -95,7 +95,7 @@ export class ShardGenerations {
     if (stored[epoch] !== expected[epoch]) {
       throw new BloomError('BLOOM_DATA_LOST', `${what}: filter "${name}" was destroyed and created again (epoch ${stored[epoch]}, this instance has ${expected[epoch]}); open it anew`)
     }
-    const changed = CHECKED_FIELDS.filter((_, i) => stored[i] !== expected[i]).map((field, _, all) => `${field} ${JSON.stringify(stored[CHECKED_FIELDS.indexOf(field)])} (opened with ${expected[CHECKED_FIELDS.indexOf(field)]})`)
+    const changed = CHECKED_FIELDS.filter((_, i) => stored[i] !== expected[i]).map((field) => `${field} ${JSON.stringify(stored[CHECKED_FIELDS.indexOf(field)])} (opened with ${expected[CHECKED_FIELDS.indexOf(field)]})`)
     throw new BloomError('BLOOM_CORRUPT_STORE', `${what}: the meta hash of filter "${name}" was changed under this open filter: ${changed.join(', ')}. Restore it; answering would give false negatives`)
   }
 

@@ -50,14 +50,14 @@ describe.each([
     // 1 500 distinct keys, a third of them twice in the same batch: ~375 keys a shard, above 4096 / 64.
     const keys = Array.from({ length: 2000 }, (_, i) => `k:${i % 1500}`)
     const commands = { bitfield: [] as string[], whole: [] as string[] }
-    let added: boolean[][] = []
+    const added: boolean[][] = []
     commands.bitfield = await commandsOf(client, async () => added.push(await bitfield.addMany(keys)))
     commands.whole = await commandsOf(client, async () => added.push(await whole.addMany(keys)))
     expect(added[1]).toEqual(added[0])
     expect(added[0][1500]).toBe(false) // the second 'k:0' of the batch
     expect(added[0].filter(Boolean).length).toBeGreaterThan(1450)
     const probes = [...keys.slice(0, 1500), ...Array.from({ length: 3000 }, (_, i) => `p:${i}`)]
-    let found: boolean[][] = []
+    const found: boolean[][] = []
     commands.bitfield.push(...(await commandsOf(client, async () => found.push(await bitfield.hasMany(probes)))))
     commands.whole.push(...(await commandsOf(client, async () => found.push(await whole.hasMany(probes)))))
     expect(found[1]).toEqual(found[0])
