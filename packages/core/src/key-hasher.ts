@@ -1,4 +1,4 @@
-import xxhash, { type XXHashAPI } from 'xxhash-wasm'
+import type { XXHashAPI } from 'xxhash-wasm'
 import { BloomError } from './errors.js'
 import { xxh32PairAscii, xxh32PairBytes } from './xxhash32.js'
 
@@ -24,9 +24,14 @@ let wasm: Promise<XXHashAPI | undefined> | undefined
  * Whether this runtime may call xxhash-wasm from the hot path. Not in Node before 22 (V8 11):
  * TurboFan's inlining of JS→Wasm calls there crashed the process (SIGSEGV) in our test runs, and
  * the crash went away with `--no-turbo-inline-js-wasm-calls`. There the pure-JS pass, which gives
- * the same hashes, serves every key. Browsers, Deno, Bun and newer Node use WebAssembly.
+ * the same hashes, serves every key; likewise in Vercel's edge-runtime. Browsers, Deno, Bun and
+ * newer Node use WebAssembly.
  */
 export function wasmHashingSafe(): boolean {
+  // Vercel's edge-runtime runs code in a `vm` context of the host Node, without `process`: its V8
+  // may be Node 20's, and the pure-JS pass was faster there anyway. workerd refuses to compile
+  // WebAssembly at run time, so loading fails there and the pure-JS pass serves every key.
+  if ((globalThis as { EdgeRuntime?: unknown }).EdgeRuntime !== undefined) return false
   const v8 = (globalThis as { process?: { versions?: { v8?: string } } }).process?.versions?.v8
   return v8 === undefined || Number(v8.split('.')[0]) >= 12
 }
@@ -37,7 +42,11 @@ export function wasmHashingSafe(): boolean {
  * 'wasm-unsafe-eval', `node --jitless`) or not safe to call (see {@link wasmHashingSafe}).
  */
 export function loadWasmHasher(): Promise<XXHashAPI | undefined> {
-  wasm ??= wasmHashingSafe() ? xxhash().catch(() => undefined) : Promise.resolve(undefined)
+  // Imported only here, so a runtime that never uses WebAssembly never loads xxhash-wasm, and a
+  // bundler that splits chunks keeps its ~2 KB (gzip) out of the main bundle.
+  wasm ??= wasmHashingSafe()
+    ? import('xxhash-wasm').then(({ default: xxhash }) => xxhash()).catch(() => undefined)
+    : Promise.resolve(undefined)
   return wasm
 }
 

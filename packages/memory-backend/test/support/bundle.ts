@@ -47,11 +47,15 @@ export async function bundleFingerprint(): Promise<Bundle> {
       minify: false,
       target: 'es2022',
       lib: { entry: fileURLToPath(new URL('./fingerprint.ts', import.meta.url)), formats: ['es'], fileName: 'fingerprint' },
+      // Core imports xxhash-wasm lazily; one self-contained module is what the pages below load.
+      rollupOptions: { output: { inlineDynamicImports: true } },
     },
   })
   const outputs = (Array.isArray(result) ? result : [result]).flatMap((r) => r.output)
   const chunks = outputs.filter((output) => output.type === 'chunk')
   if (chunks.length !== 1) throw new Error(`expected one chunk, got ${chunks.length}`)
   const [chunk] = chunks
-  return { code: chunk.code, imports: [...chunk.imports, ...chunk.dynamicImports], moduleIds: chunk.moduleIds }
+  // An inlined dynamic import may still be listed, as the chunk itself.
+  const imports = [...chunk.imports, ...chunk.dynamicImports].filter((name) => name !== chunk.fileName)
+  return { code: chunk.code, imports, moduleIds: chunk.moduleIds }
 }
