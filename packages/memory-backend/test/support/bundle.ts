@@ -19,6 +19,7 @@ export interface Bundle {
 
 interface ViteChunk {
   type: 'chunk' | 'asset'
+  fileName: string
   code: string
   imports: string[]
   dynamicImports: string[]
