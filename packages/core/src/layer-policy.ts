@@ -1,7 +1,7 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
 import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from './parameters.js'
 import { BLOCK_BITS } from './positions.js'
-import { checkErrorRate, estimateErrorRate, optimalParameters, sizeFilter, type SizingOptions } from './sizing.js'
+import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter, type SizingOptions } from './sizing.js'
 
 /** The tightening ratio r of a layered filter when none is given (docs/SPEC.md, section 8). */
 export const DEFAULT_TIGHTENING = 0.5
@@ -168,7 +168,7 @@ export function layerParameters(policy: LayerPolicy, index: number, capacity = l
   }
   const { seed, layout, shards } = policy
   let parameters =
-    optimalParameters({ capacity, errorRate }).hashes <= MAX_HASHES
+    guavaHashes(capacity, errorRate) <= MAX_HASHES
       ? sizeFilter({ capacity, errorRate, seed, layout, shards })
       : sizeAtMostHashes(capacity, errorRate, seed, shards)
   // Guava's sizing lands within about 1 % of its target either way; a layer must not land above

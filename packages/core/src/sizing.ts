@@ -18,6 +18,12 @@ export interface Dimensions {
   readonly hashes: number
 }
 
+/** The most bits a filter may have: 65 536 shards of 2^32 bits. */
+const MAX_BITS = MAX_SHARDS * MAX_SHARD_BITS
+
+/** The smallest error rate that needs at most {@link MAX_HASHES} hashes: 2^−64.5 (Guava's k = round(−log2 p)). */
+const MIN_ERROR_RATE = Math.pow(2, -(MAX_HASHES + 0.5))
+
 /** Validates `errorRate` ∈ (0, 1). */
 export function checkErrorRate(name: string, value: unknown): number {
   if (typeof value !== 'number' || !(value > 0 && value < 1)) {
@@ -30,14 +36,36 @@ export function checkErrorRate(name: string, value: unknown): number {
  * The bits and hashes that hold `capacity` keys at `errorRate`, by the formulas Guava and Redisson
  * use, so the sizes match theirs: bits = ⌊−n·ln p / (ln 2)²⌋, hashes = max(1, round(bits / n · ln 2)).
  *
- * @throws BloomError `BLOOM_INVALID_PARAMETER` for a capacity that is not a positive safe integer
- *   or an error rate outside (0, 1).
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` for a capacity that is not a positive safe integer,
+ *   an error rate outside (0, 1), or sizes no filter can have: more than 64 hashes (an error rate
+ *   below about 3.9e-20) or more than 2^48 bits.
  */
 export function optimalParameters(options: CapacityOptions): Dimensions {
   const capacity = checkInteger('capacity', options?.capacity, 1, Number.MAX_SAFE_INTEGER)
   const errorRate = checkErrorRate('errorRate', options?.errorRate)
-  const bits = Math.floor((-capacity * Math.log(errorRate)) / (Math.LN2 * Math.LN2))
-  return { bits: Math.max(1, bits), hashes: Math.max(1, Math.round((bits / capacity) * Math.LN2)) }
+  const bits = guavaBits(capacity, errorRate)
+  const hashes = guavaHashes(capacity, errorRate)
+  // No filter of the format holds more than 64 hashes or 2^48 bits (docs/SPEC.md): refuse here
+  // rather than answer with sizes that every create would refuse.
+  if (hashes > MAX_HASHES) throw invalidParameter('errorRate', `at least about ${MIN_ERROR_RATE.toPrecision(2)} (at most ${MAX_HASHES} hashes)`, errorRate)
+  if (bits > MAX_BITS) {
+    throw invalidParameter('capacity', `at most about ${Math.floor(MAX_BITS / (bits / capacity))} at errorRate ${errorRate} (at most 2^48 bits)`, capacity)
+  }
+  return { bits: Math.max(1, bits), hashes }
+}
+
+/** Guava's bit count for `capacity` keys at `errorRate`, unchecked: ⌊−n·ln p / (ln 2)²⌋. */
+function guavaBits(capacity: number, errorRate: number): number {
+  return Math.floor((-capacity * Math.log(errorRate)) / (Math.LN2 * Math.LN2))
+}
+
+/**
+ * Guava's hash count, unchecked and unbounded: max(1, round(bits / n · ln 2)). Above
+ * {@link MAX_HASHES} for error rates below about 3.8e-20, which {@link optimalParameters} refuses
+ * and layered filters size another way.
+ */
+export function guavaHashes(capacity: number, errorRate: number): number {
+  return Math.max(1, Math.round((guavaBits(capacity, errorRate) / capacity) * Math.LN2))
 }
 
 /**
@@ -45,7 +73,7 @@ export function optimalParameters(options: CapacityOptions): Dimensions {
  * {@link optimalParameters} asks for at most `bits` bits (its inverse).
  */
 export function optimalCapacity(options: { readonly bits: number; readonly errorRate: number }): number {
-  const bits = checkInteger('bits', options?.bits, 1, Number.MAX_SAFE_INTEGER)
+  const bits = checkInteger('bits', options?.bits, 1, MAX_BITS)
   const errorRate = checkErrorRate('errorRate', options?.errorRate)
   const bitsPerKey = -Math.log(errorRate) / (Math.LN2 * Math.LN2)
   const bitsFor = (capacity: number) => Math.floor(capacity * bitsPerKey)
@@ -76,8 +104,8 @@ export interface ErrorRateOptions extends Dimensions {
  * shard or block that draws more keys than average costs more than a lighter one saves.
  */
 export function estimateErrorRate(options: ErrorRateOptions): number {
-  const bits = checkInteger('bits', options?.bits, 1, Number.MAX_SAFE_INTEGER)
-  const hashes = checkInteger('hashes', options?.hashes, 1, 1024)
+  const bits = checkInteger('bits', options?.bits, 1, MAX_BITS)
+  const hashes = checkInteger('hashes', options?.hashes, 1, MAX_HASHES)
   const items = checkInteger('items', options?.items, 0, Number.MAX_SAFE_INTEGER)
   const shards = checkInteger('shards', options?.shards ?? 1, 1, bits)
   const layout = options.layout ?? 'classic'
@@ -146,7 +174,13 @@ export interface SizingOptions {
    * at most 2^32 bits. More shards are sized up so that the error rate stays on target.
    */
   readonly shards?: number
-  /** Seed of the key hash, an unsigned 32-bit integer. Default: 0. */
+  /**
+   * Seed of the key hash, an unsigned 32-bit integer. `sizeFilter` reports the seed it is given
+   * (0 when none). A backend's `create` without a seed picks a random secret one
+   * (`crypto.getRandomValues`), so an attacker cannot aim keys at a chosen absent key's bits; pass
+   * a fixed seed (e.g. 0) when two services must build the same filter independently, or for test
+   * vectors.
+   */
   readonly seed?: number
   /**
    * Where a key's bits go; see {@link BitLayout}. Default: `'blocked'` when it needs at most
@@ -167,9 +201,6 @@ export interface SizingOptions {
 export function sizeFilter(options: SizingOptions): FilterParameters {
   if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
   const { bits, hashes } = optimalParameters(options)
-  if (hashes > MAX_HASHES) {
-    throw invalidParameter('errorRate', `large enough to need at most ${MAX_HASHES} hashes (about 1e-19 or more)`, options.errorRate)
-  }
   const seed = checkInteger('seed', options.seed ?? 0, 0, 0xffffffff)
   const requestedShards = options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS)
   const items = options.capacity
