@@ -22,6 +22,7 @@ export {
   shardBytesOf,
 } from './parameters.js'
 export { PositionBatch, type ShardGroup } from './position-batch.js'
+export { adoptsStored, newFilterParameters, randomSeed } from './seed.js'
 export { ArrayProbe } from './probe.js'
 export {
   decodeSnapshot,

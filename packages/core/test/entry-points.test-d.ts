@@ -44,6 +44,9 @@ test("'@bloomkit/core' holds what users call: the filter, sizing, errors and lim
 test("'@bloomkit/core/store' holds what a backend author needs", () => {
   expectTypeOf<keyof typeof Store>().toEqualTypeOf<
     | 'ArrayProbe'
+    | 'adoptsStored'
+    | 'newFilterParameters'
+    | 'randomSeed'
     | 'orInto'
     | 'popcount'
     | 'SET_BITS'

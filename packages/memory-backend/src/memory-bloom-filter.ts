@@ -1,5 +1,5 @@
-import { BloomFilter, sizeFilter, type BloomKey, type FilterParametersInput, type LayeredOptions, type SizingOptions } from '@bloomkit/core'
-import { ArrayProbe, checkKeys, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher } from '@bloomkit/core/store'
+import { BloomFilter, type BloomKey, type FilterParametersInput, type LayeredOptions, type SizingOptions } from '@bloomkit/core'
+import { ArrayProbe, checkKeys, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { LayeredMemoryFilter } from './layered-memory-filter.js'
 import { MemoryBitStore } from './memory-bit-store.js'
 
@@ -34,7 +34,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   static async create(options: SizingOptions | LayeredOptions): Promise<MemoryBloomFilter | LayeredMemoryFilter> {
     // With `growth` or `window`, a layered filter (layered-memory-filter.ts).
     if (isLayeredOptions(options)) return LayeredMemoryFilter.create(options)
-    return MemoryBloomFilter.fromParameters(sizeFilter(options))
+    // Without `seed`, a random secret one (keyed hashing by default; see core's randomSeed).
+    return MemoryBloomFilter.fromParameters(newFilterParameters(options).parameters)
   }
 
   /** A new, empty filter with explicit parameters (e.g. those of a filter you will merge with). */

@@ -11,7 +11,7 @@ import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 
 /** The filters every runtime builds: one shard and seed 0, and many shards with a non-zero seed. */
 export const FILTER_OPTIONS: readonly SizingOptions[] = [
-  { capacity: 1_000, errorRate: 0.01 },
+  { capacity: 1_000, errorRate: 0.01, seed: 0 },
   { capacity: 1_000, errorRate: 0.001, shards: 16, seed: 0xdeadbeef },
 ]
 
