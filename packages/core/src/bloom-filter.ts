@@ -187,6 +187,11 @@ export class BloomFilter<Sync extends boolean = boolean> {
     })
   }
 
+  /** Throws a TypeError: a filter has no JSON form (`JSON.stringify(filter)` would write internals nothing can load); use {@link export}. */
+  toJSON(): never {
+    throw new TypeError('a Bloom filter has no JSON form: use export() for its portable snapshot (a Uint8Array; encode it as base64 to put it in JSON)')
+  }
+
   /**
    * The portable snapshot (docs/SPEC.md): a header, the bits in Redis SETBIT order, a CRC-32.
    * Holds the whole filter in memory; for large filters use {@link exportChunks}.

@@ -73,9 +73,14 @@ export function checkObject<T extends object>(name: string, value: T): T {
 
 /**
  * `keys` if it is iterable; a TypeError naming it otherwise (a programming mistake, not bad data:
- * each key is checked as it is hashed).
+ * each key is checked as it is hashed). A string is iterable too, and would add or check each of
+ * its characters ('abc' → 'a', 'b', 'c'): it is refused with `BLOOM_INVALID_PARAMETER`.
  */
 export function checkKeys<T>(keys: Iterable<T>): Iterable<T> {
+  if (typeof keys === 'string') {
+    const shown = JSON.stringify((keys as string).length > 40 ? `${(keys as string).slice(0, 40)}…` : keys)
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `keys must be an iterable of keys such as an array, not a string (it would add each character); for one key pass [${shown}] or call add()/has()`)
+  }
   if (keys === null || typeof (keys as Iterable<T>)?.[Symbol.iterator] !== 'function') {
     throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
   }

@@ -1,3 +1,4 @@
+import { checkKeys } from './errors.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
 import type { FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
@@ -42,9 +43,7 @@ export function layerBatch(parameters: FilterParameters, pairs: Uint32Array, ind
 
 /** `keys` in arrays of at most `size`, for one store round trip each. @throws TypeError unless `keys` is iterable. */
 export function* keyBatches(keys: Iterable<BloomKey>, size: number): Generator<BloomKey[]> {
-  if (keys === null || typeof (keys as Iterable<BloomKey>)?.[Symbol.iterator] !== 'function') {
-    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
-  }
+  checkKeys(keys)
   let batch: BloomKey[] = []
   for (const key of keys) {
     batch.push(key)
