@@ -3,7 +3,7 @@ import {
   checkParameters,
   formatParameters,
   orInto,
-  sameParameters,
+  adoptsStored,
   type BitStore,
   type BitStoreCapabilities,
   type PositionBatch,
@@ -96,13 +96,14 @@ export class LevelBitStore implements BitStore<false> {
   private dbClosed = false
 
   /**
-   * A new, empty store in `location`, or the existing one there if it has the same parameters.
+   * A new, empty store in `location`, or the existing one there if it has the same parameters (the
+   * seed aside when `seeded` is false: a `create` without a seed opens the stored filter with its seed).
    * @throws BloomError `BLOOM_INCOMPATIBLE` when the folder holds a filter with other parameters,
    *   `BLOOM_CORRUPT_STORE` when it holds something else or is damaged, `BLOOM_DATA_LOST` when
    *   LevelDB lost records of the filter there, `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`,
    *   `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async create(location: string, parameters: FilterParametersInput, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
+  static async create(location: string, parameters: FilterParametersInput, options: LevelCreateStoreOptions = {}, seeded = true): Promise<LevelBitStore> {
     const checked = checkParameters(parameters)
     const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
     checkPageTable(checked, pageBytes)
@@ -112,8 +113,9 @@ export class LevelBitStore implements BitStore<false> {
     return LevelBitStore.adopt(where, db, 'cannot be created', async () => {
       const existing = await readMetadata(where, db, false)
       if (existing === undefined) return LevelBitStore.initialize(where, db, { parameters: checked, pageBytes })
-      // Every field, layout included: the shared comparison is the one merge and import use.
-      if (!sameParameters(existing.parameters, checked)) {
+      // Every field, layout included (the shared comparison is the one merge and import use); the
+      // seed too unless the caller left it to chance (`seeded` false): then the stored one is kept.
+      if (!adoptsStored(checked, existing.parameters, seeded)) {
         throw new BloomError(
           'BLOOM_INCOMPATIBLE',
           `${where} already holds a filter with other parameters: ${formatParameters(existing.parameters)}` +

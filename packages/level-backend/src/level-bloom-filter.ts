@@ -1,5 +1,5 @@
-import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, isLayeredOptions } from '@bloomkit/core/store'
+import { BloomError, BloomFilter, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, isLayeredOptions, newFilterParameters } from '@bloomkit/core/store'
 import { LayeredLevelFilter, refuseLayered, type LayeredLevelOptions } from './layered-level-filter.js'
 import type { SnapshotSource } from './import.js'
 import { LevelBitStore } from './level-bit-store.js'
@@ -41,9 +41,15 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static async create(location: string, options: LevelCreateOptions | LayeredLevelOptions): Promise<LevelBloomFilter | LayeredLevelFilter> {
     // With `growth` or `window`, a layered filter (layered-level-filter.ts).
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
-    const parameters = sizeFilter(options)
-    const hasher = await createKeyHasher(parameters.seed)
-    return new LevelBloomFilter(await LevelBitStore.create(location, parameters, options), hasher)
+    // Without a seed, a random one (keyed hashing); a filter already in the folder keeps its own.
+    const { parameters, seeded } = newFilterParameters(options)
+    const store = await LevelBitStore.create(location, parameters, options, seeded)
+    try {
+      return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
+    } catch (error) {
+      await store.close()
+      throw error
+    }
   }
 
   /**

@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, sameParameters } from '@bloomkit/core/store'
+import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, adoptsStored, sameParameters } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
@@ -140,14 +140,16 @@ export async function readSettledMeta(client: RedisClient, name: string, timeout
 
 /**
  * Creates the meta hash of `shards`' filter in `state` with lock `token`, unless one exists: then
- * its stored parameters must equal these (else `BLOOM_INCOMPATIBLE`) and its meta is returned.
+ * its stored parameters must equal these, the seed aside when `seeded` is false (else
+ * `BLOOM_INCOMPATIBLE`), and its meta is returned.
  */
-export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, theirs = 'requested'): Promise<FilterMeta | undefined> {
+export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, theirs = 'requested', seeded = true): Promise<FilterMeta | undefined> {
   const { client, names, parameters, epoch } = shards
   const created = (await shards.call(client.eval(CREATE_META, 1, names.meta, ...encodeMeta(parameters, epoch, state, token)) as Promise<unknown[]>, what)) as unknown[]
   if (Number(created[0]) === 1) return undefined
   const stored = decodeMeta(names.name, metaFields(created.slice(1)))
-  if (!sameParameters(stored.parameters, parameters)) {
+  // A creator that left the seed to chance (`seeded` false) takes the stored filter's seed.
+  if (!adoptsStored(parameters, stored.parameters, seeded)) {
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
       `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}`,

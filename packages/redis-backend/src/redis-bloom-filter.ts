@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
-import { checkInteger, createKeyHasher, isLayeredOptions, type BitStore } from '@bloomkit/core/store'
+import { checkInteger, createKeyHasher, isLayeredOptions, randomSeed, type BitStore } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { RedisLayeredFilter, type RedisLayeredOptions } from './layered-redis-filter.js'
@@ -66,7 +66,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static async create(redis: RedisClient, name: string, options: RedisCreateOptions | RedisLayeredOptions): Promise<RedisBloomFilter | RedisLayeredFilter> {
     // With `growth` or `window`, a layered filter (layered-redis-filter.ts).
     if (isLayeredOptions(options)) return RedisLayeredFilter.create(redis, name, options)
-    return RedisBloomFilter.fromParameters(redis, name, sizeRedisFilter(options), options)
+    // Without a seed, a random one (keyed hashing); a filter already under the name is opened with its own.
+    const parameters = sizeRedisFilter(options)
+    const seeded = options.seed !== undefined
+    return RedisBloomFilter.createWith(redis, name, seeded ? parameters : { ...parameters, seed: randomSeed() }, options, seeded)
   }
 
   /**
@@ -74,6 +77,11 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * @throws as {@link create}.
    */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisBloomFilter> {
+    return RedisBloomFilter.createWith(redis, name, parameters, options, true)
+  }
+
+  /** {@link fromParameters}; `seeded` false lets an existing filter under `name` keep its own seed. */
+  private static async createWith(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions, seeded: boolean): Promise<RedisBloomFilter> {
     const client = checkClient(redis)
     checkName(name)
     const checked = checkRedisParameters(parameters)
@@ -81,7 +89,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
     const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), options.timeout ?? 5000)
-    if ((await createMeta(shards, 'creating', token, `create "${name}"`)) !== undefined) return RedisBloomFilter.open(client, name, options)
+    if ((await createMeta(shards, 'creating', token, `create "${name}"`, 'requested', seeded)) !== undefined) return RedisBloomFilter.open(client, name, options)
     try {
       await shards.forEachShard(async (shard) => {
         await shards.allocateNext(shard)

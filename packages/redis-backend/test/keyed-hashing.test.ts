@@ -1,0 +1,29 @@
+import { afterAll, expect, test } from 'vitest'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+test.each([
+  ['standalone', redis],
+  ['Cluster', cluster],
+] as const)('%s: creators without a seed get one random secret seed, racing or later, and keep it', async (_, client) => {
+  const name = uniqueName('keyed')
+  const racers = await Promise.all(Array.from({ length: 4 }, () => RedisBloomFilter.create(client, name, { capacity: 1000, errorRate: 0.01 })))
+  const seed = racers[0].parameters.seed
+  expect(seed).not.toBe(0)
+  for (const racer of racers) expect(racer.parameters.seed).toBe(seed)
+  await racers[0].add('user:42')
+  const later = await RedisBloomFilter.create(client, name, { capacity: 1000, errorRate: 0.01 })
+  expect(later.parameters.seed).toBe(seed)
+  expect(await later.has('user:42')).toBe(true)
+  const other = await RedisBloomFilter.create(client, uniqueName('keyed'), { capacity: 1000, errorRate: 0.01 })
+  expect(other.parameters.seed).not.toBe(seed)
+  const fixed = await RedisBloomFilter.create(client, uniqueName('keyed'), { capacity: 1000, errorRate: 0.01, seed: 0 })
+  expect(fixed.parameters.seed).toBe(0)
+  await Promise.all([racers[0].destroy(), other.destroy(), fixed.destroy()])
+})
