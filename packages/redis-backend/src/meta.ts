@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, adoptsStored, sameParameters } from '@bloomkit/core/store'
+import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, adoptsStored } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
