@@ -1,27 +1,13 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { invalidParameter, SnapshotReader } from '@bloomkit/core/store'
+import { SnapshotReader, snapshotChunks, type SnapshotSource } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, unlockMeta } from './meta.js'
 import { checkRedisParameters, ttlMsOf, type RedisClient, type RedisNewFilterOptions } from './options.js'
 import { LOCK_META } from './scripts.js'
 
-/** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order. */
-export type SnapshotSource = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>
-
-async function* chunksOf(source: SnapshotSource): AsyncGenerator<Uint8Array> {
-  if (source instanceof Uint8Array) {
-    yield source
-    return
-  }
-  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source))) {
-    throw invalidParameter('snapshot', 'a Uint8Array or an (async) iterable of Uint8Array chunks', source)
-  }
-  for await (const chunk of source as AsyncIterable<Uint8Array>) {
-    if (!(chunk instanceof Uint8Array)) throw invalidParameter('snapshot chunk', 'a Uint8Array', chunk)
-    yield chunk
-  }
-}
+/** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order (core's type). */
+export type { SnapshotSource }
 
 /** A filter being imported into: its shards, and whether the import created the name. */
 interface Claim {
@@ -56,7 +42,7 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
   let claimed: Claim | undefined
   const started = new Set<number>()
   try {
-    for await (const chunk of chunksOf(snapshot)) {
+    for await (const chunk of snapshotChunks(snapshot)) {
       for (const piece of reader.push(chunk)) {
         claimed ??= await claim(client, name, reader.parameters!, timeout)
         if (!started.has(piece.shard)) {
