@@ -335,17 +335,21 @@ export class BloomFilter<Sync extends boolean = boolean> {
    */
   private *batches(keys: Iterable<BloomKey>): Generator<Buffers> {
     const pair = this.io.scratch<Array<Buffers | undefined>>(() => (this.manyBuffers ??= []), () => [])
+    // An array's length bounds the buffers: an async call gets fresh ones, and a 1000-key call
+    // would otherwise allocate (and zero) two batches of 16 384 keys, ~1 MiB, to use 6 % of it.
+    const wanted = Array.isArray(keys) ? Math.max(1, Math.min(BATCH_KEYS, keys.length)) : BATCH_KEYS
     let turn = 0
     let current: Buffers | undefined
     for (const key of keys) {
       if (current === undefined) {
-        current = pair[turn & 1] ??= this.buffers(BATCH_KEYS)
+        current = pair[turn & 1]
+        if (current === undefined || current.out.length < wanted) current = pair[turn & 1] = this.buffers(wanted)
         current.batch.size = 0
         turn++
       }
       const { batch } = current
       this.locate(key, batch, batch.size++)
-      if (batch.size === BATCH_KEYS) {
+      if (batch.size === current.out.length) {
         yield current
         current = undefined
       }

@@ -91,6 +91,27 @@ export function bloomFilterSuite(options: BloomFilterSuiteOptions): void {
       check(answers.filter(Boolean).length < 60, 'absent keys mostly read absent (about 1 % false positives expected here)')
     })
 
+    withFilters(`${layout}: batches of every size, arrays and iterables, one call after another, keep every key`, async (make) => {
+      // Batch buffers are sized by an array's length and reused between calls: a short call, then
+      // longer ones (past two batches of 16 384), then a generator, must all land whole.
+      const filter = await make(parameters)
+      const sizes = [3, 1, 40_000, 16_384, 16_385]
+      const all: BloomKey[] = []
+      for (const [i, size] of sizes.entries()) {
+        const keys = keysOf(`size${i}-`, size)
+        const added = await filter.addMany(keys)
+        check(added.length === size, `addMany of ${size} keys answers ${size} times, got ${added.length}`)
+        all.push(...keys)
+      }
+      const generated = keysOf('generated', 20_000)
+      check((await filter.addMany((function* () { yield* generated })())).length === generated.length, 'addMany of a generator answers once per key')
+      all.push(...generated)
+      for (const size of [1, 1000, all.length]) {
+        const found = await filter.hasMany(all.slice(0, size))
+        check(found.length === size && found.every(Boolean), `hasMany of ${size} added keys finds every one`)
+      }
+    })
+
     withFilters(`${layout}: sets exactly the bits the reference filter sets, by add and by addMany`, async (make) => {
       const filter = await make(parameters)
       const reference = await referenceFilter(parameters)
