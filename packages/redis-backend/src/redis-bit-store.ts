@@ -64,6 +64,20 @@ function splitByBlock(batch: PositionBatch, keys: Uint32Array): [Uint32Array, Ui
 }
 
 /**
+ * Holds a standalone ioredis client's socket writes until the returned function is called, so
+ * that the commands a batch issues together (hundreds on a filter of many shards) leave in one
+ * write instead of one system call each. A Cluster client (no `stream`; each node has its own)
+ * and anything without `cork` are left as they are.
+ */
+function corkWrites(client: unknown): () => void {
+  const stream = (client as { stream?: { cork?: unknown; uncork?: unknown } }).stream
+  if (stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function') return () => {}
+  const { cork, uncork } = stream as { cork: () => void; uncork: () => void }
+  cork.call(stream)
+  return () => uncork.call(stream)
+}
+
+/**
  * The bits of a named filter in Redis (see {@link ShardGenerations} for the keys and markers).
  *
  * `setBits`/`testBits` send, per shard, one whole-shard read or OR when the batch has enough keys
@@ -203,6 +217,25 @@ export class RedisBitStore implements BitStore<false> {
    * `keysPerCommand` keys. All in flight together.
    */
   private async run(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void> {
+    const uncork = corkWrites(this.shards.client)
+    let commands: Promise<void>[]
+    try {
+      commands = this.send(set, batch, out)
+    } finally {
+      uncork()
+    }
+    // The meta is compared beside the batch's commands, and its verdict comes first.
+    const settled = await Promise.allSettled([this.shards.verifyMeta(set ? 'add' : 'has'), ...commands])
+    for (const result of settled) if (result.status === 'rejected') throw result.reason
+    if (set && this.blockReads) {
+      let present = 0
+      for (let i = 0; i < batch.size; i++) present += 1 - out[i]
+      this.testFirst = 2 * present >= batch.size
+    }
+  }
+
+  /** Issues the batch's commands (see {@link run}); what each resolves to is written to `out`. */
+  private send(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void>[] {
     const commands: Promise<void>[] = []
     const { shards, generation } = this
     const blockGroups: ShardGroup[] = []
@@ -224,14 +257,7 @@ export class RedisBitStore implements BitStore<false> {
     }
     if (set) commands.push(...this.addByBlockCalls(batch, this.blockCalls(blockGroups), out))
     else for (const call of this.blockCalls(blockGroups)) commands.push(this.testByBlocks(batch, call, out))
-    // The meta is compared beside the batch's commands, and its verdict comes first.
-    const settled = await Promise.allSettled([this.shards.verifyMeta(set ? 'add' : 'has'), ...commands])
-    for (const result of settled) if (result.status === 'rejected') throw result.reason
-    if (set && this.blockReads) {
-      let present = 0
-      for (let i = 0; i < batch.size; i++) present += 1 - out[i]
-      this.testFirst = 2 * present >= batch.size
-    }
+    return commands
   }
 
   /**
@@ -299,8 +325,18 @@ export class RedisBitStore implements BitStore<false> {
 
   private addByBlocks(batch: PositionBatch, groups: ShardGroup[], read: BlockRead, out: Uint8Array): { done: Promise<void> } {
     const { flagged, blocks } = read
-    const { positions, hashes } = batch
     const writes: Promise<void>[] = []
+    const uncork = corkWrites(this.shards.client)
+    try {
+      this.writeMissing(batch, groups, flagged, blocks, out, writes)
+    } finally {
+      uncork()
+    }
+    return { done: Promise.all(writes).then(() => undefined) }
+  }
+
+  private writeMissing(batch: PositionBatch, groups: ShardGroup[], flagged: Uint8Array, blocks: Buffer, out: Uint8Array, writes: Promise<void>[]): void {
+    const { positions, hashes } = batch
     let at = 0
     for (let g = 0; g < groups.length; g++) {
       const { shard, keys } = groups[g]
@@ -314,7 +350,6 @@ export class RedisBitStore implements BitStore<false> {
         writes.push(sendBitfield(this.shards, 'live', true, shard, batch, missing, from, Math.min(count, from + this.keysPerCommand), out, true))
       }
     }
-    return { done: Promise.all(writes).then(() => undefined) }
   }
 
   private shardScript(script: string, shard: number, args: Array<number | Buffer>, what: string, buffer = false): Promise<unknown> {
