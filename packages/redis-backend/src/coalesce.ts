@@ -40,17 +40,14 @@ export class Coalescer {
   }
 
   submit(batch: PositionBatch, out: Uint8Array): Promise<void> {
-    let target = (this.batch ??= new PositionBatch(COALESCE_MAX_KEYS, batch.hashes))
+    // Room for a full gathered batch plus one more call: it is sent once it holds SEND_AT_KEYS.
+    const target = (this.batch ??= new PositionBatch(SEND_AT_KEYS + COALESCE_MAX_KEYS, batch.hashes))
     const at = target.size
-    if (at + batch.size > target.shards.length) {
-      const grown = new PositionBatch(Math.max(2 * target.shards.length, at + batch.size), batch.hashes)
-      grown.shards.set(target.shards.subarray(0, at))
-      grown.positions.set(target.positions.subarray(0, at * batch.hashes))
-      grown.size = at
-      this.batch = target = grown
-    }
-    target.shards.set(batch.shards.subarray(0, batch.size), at)
-    target.positions.set(batch.positions.subarray(0, batch.size * batch.hashes), at * batch.hashes)
+    if (at + batch.size > target.shards.length) throw new RangeError(`a gathered batch takes calls of at most ${COALESCE_MAX_KEYS} keys, got ${batch.size}`)
+    // Element loops: for the few keys of a single call, they cost less than subarray views and set().
+    const { shards, positions } = target
+    for (let i = 0; i < batch.size; i++) shards[at + i] = batch.shards[i]
+    for (let i = 0, from = at * batch.hashes, count = batch.size * batch.hashes; i < count; i++) positions[from + i] = batch.positions[i]
     target.size = at + batch.size
     const done = new Promise<void>((resolve, reject) => this.requests.push({ out, at, size: batch.size, resolve, reject }))
     if (target.size >= SEND_AT_KEYS) {
