@@ -1,6 +1,6 @@
-import { BLOCK_BITS, blockIndex, PROBE_STEP, scaleToShard, shardOf } from '@bloomkit/core/spec'
 import { BloomError, type BloomKey, type FilterParameters, type LayeredOptions, type LayerInfo, type RotatingOptions } from '@bloomkit/core'
 import {
+  ArrayProbe,
   compoundErrorRate,
   createKeyHasher,
   decodeLayeredSnapshot,
@@ -11,26 +11,18 @@ import {
   layerErrorRate,
   layerParameters,
   layerPolicyOf,
-  shardBitsOf,
-  shardBytesOf,
   windowOf,
   type LayerPolicy,
 } from '@bloomkit/core/store'
 import { MemoryBitStore } from './memory-bit-store.js'
 import { answerEach, MemoryBloomFilter } from './memory-bloom-filter.js'
 
-const BLOCK_BYTES = BLOCK_BITS / 8
-
-/** One layer: an ordinary memory filter, plus copies of what the hot loops read. */
+/** One layer: an ordinary memory filter, and a probe on its bytes for the hot loops. */
 class Layer {
   readonly filter: MemoryBloomFilter
   readonly bytes: Uint8Array
-  readonly blocked: boolean
-  readonly hashes: number
-  readonly shards: number
-  readonly shardBits: number
-  readonly shardBytes: number
-  readonly blocks: number
+  /** Core's probe, the memory filter's own add/has kernels, over this layer's bytes. */
+  readonly probe: ArrayProbe
   /** Keys that were new when added here. */
   count: number
 
@@ -49,12 +41,7 @@ class Layer {
     const store = new MemoryBitStore(parameters, bytes)
     this.filter = new MemoryBloomFilter(store, hasher)
     this.bytes = store.bytes
-    this.blocked = parameters.layout === 'blocked'
-    this.hashes = parameters.hashes
-    this.shards = parameters.shards
-    this.shardBits = shardBitsOf(parameters)
-    this.shardBytes = shardBytesOf(parameters)
-    this.blocks = this.shardBits / BLOCK_BITS
+    this.probe = new ArrayProbe(parameters, store.bytes)
     this.count = count
   }
 }
@@ -172,9 +159,9 @@ export class LayeredMemoryFilter {
     const a = hasher.pair[0]
     const b = hasher.pair[1]
     const live = this.live
-    for (let i = live.length - 1; i >= 0; i--) if (hasIn(live[i], a, b)) return false
+    for (let i = live.length - 1; i >= 0; i--) if (live[i].probe.has(a, b)) return false
     const layer = this.writable()
-    addTo(layer, a, b)
+    layer.probe.add(a, b)
     layer.count++
     return true
   }
@@ -189,7 +176,7 @@ export class LayeredMemoryFilter {
     const b = hasher.pair[1]
     const live = this.live
     // Newest first: the newest layer is the largest and holds most keys.
-    for (let i = live.length - 1; i >= 0; i--) if (hasIn(live[i], a, b)) return true
+    for (let i = live.length - 1; i >= 0; i--) if (live[i].probe.has(a, b)) return true
     return false
   }
 
@@ -316,70 +303,4 @@ export class LayeredMemoryFilter {
 
 function clockOf(options: LayeredOptions | { clock?: () => number }): () => number {
   return (options as RotatingOptions).clock ?? Date.now
-}
-
-// The probe kernels: the same positions as core's fillPositions / fillBlockedPositions, read and
-// written in the layer's bytes directly, as MemoryBloomFilter's add and has do.
-
-function hasIn(layer: Layer, a: number, b: number): boolean {
-  return layer.blocked ? hasBlocked(layer, a, b) : hasClassic(layer, a, b)
-}
-
-function hasBlocked(layer: Layer, a: number, b: number): boolean {
-  const bytes = layer.bytes
-  const start = (layer.shards === 1 ? 0 : shardOf(a, b, layer.shards) * layer.shardBytes) + blockIndex(a, layer.blocks) * BLOCK_BYTES
-  const step = PROBE_STEP
-  let missing = 0
-  let h = b | 0
-  // Eight probes between exits: no mispredicted branch per probe (they share a cache line), yet
-  // layers sized for tiny rates (tens of hashes) stop early on an absent key.
-  for (let i = layer.hashes; i > 0; i--) {
-    const bit = h >>> 23
-    missing |= ~bytes[start + (bit >>> 3)] & (0x80 >>> (bit & 7))
-    h = Math.imul(h, step)
-    if ((i & 7) === 1 && missing !== 0) return false
-  }
-  return missing === 0
-}
-
-function hasClassic(layer: Layer, a: number, b: number): boolean {
-  const bytes = layer.bytes
-  const base = layer.shards === 1 ? 0 : shardOf(a, b, layer.shards) * layer.shardBytes
-  const shardBits = layer.shardBits
-  const hashes = layer.hashes
-  let x = a | 0
-  let y = b | 0
-  for (let i = 0; i < hashes; i++) {
-    const position = scaleToShard(x >>> 0, shardBits)
-    if ((bytes[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) return false
-    x = (x + y) | 0
-    y = (y + i + 1) | 0
-  }
-  return true
-}
-
-function addTo(layer: Layer, a: number, b: number): void {
-  const bytes = layer.bytes
-  const hashes = layer.hashes
-  const base = layer.shards === 1 ? 0 : shardOf(a, b, layer.shards) * layer.shardBytes
-  if (layer.blocked) {
-    const start = base + blockIndex(a, layer.blocks) * BLOCK_BYTES
-    const step = PROBE_STEP
-    let h = b | 0
-    for (let i = hashes; i > 0; i--) {
-      const bit = h >>> 23
-      bytes[start + (bit >>> 3)] |= 0x80 >>> (bit & 7)
-      h = Math.imul(h, step)
-    }
-    return
-  }
-  const shardBits = layer.shardBits
-  let x = a | 0
-  let y = b | 0
-  for (let i = 0; i < hashes; i++) {
-    const position = scaleToShard(x >>> 0, shardBits)
-    bytes[base + (position >>> 3)] |= 0x80 >>> (position & 7)
-    x = (x + y) | 0
-    y = (y + i + 1) | 0
-  }
 }
