@@ -3,5 +3,11 @@ import { alias } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
-  test: { name: 'level', include: ['test/**/*.test.ts'], exclude: ['test/**/*.browser.test.ts'], testTimeout: 30_000 },
+  test: {
+    name: 'level',
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/**/*.browser.test.ts'],
+    testTimeout: 30_000,
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' },
+  },
 })

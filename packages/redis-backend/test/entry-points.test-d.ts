@@ -1,0 +1,19 @@
+import { expectTypeOf, test } from 'vitest'
+import type * as Redis from '@bloomkit/redis-backend'
+
+test("'@bloomkit/redis-backend' exports only its public classes, sizing and limits", () => {
+  expectTypeOf<keyof typeof Redis>().toEqualTypeOf<'DEFAULT_SHARD_BITS' | 'MAX_REDIS_SHARD_BITS' | 'RedisBloomFilter' | 'RedisLayeredFilter' | 'STORE_FORMAT' | 'sizeRedisFilter'>()
+})
+
+test("'@bloomkit/redis-backend' exports its option and client types", () => {
+  expectTypeOf<Redis.RedisClient>().toBeObject()
+  expectTypeOf<Redis.RedisCreateOptions>().toBeObject()
+  expectTypeOf<Redis.RedisNewFilterOptions>().toBeObject()
+  expectTypeOf<Redis.RedisFilterOptions>().toBeObject()
+  expectTypeOf<Redis.RedisStoreOptions>().toBeObject()
+  expectTypeOf<Redis.RedisLayeredOptions>().not.toBeNever()
+  expectTypeOf<Redis.RebuildOptions>().toBeObject()
+  expectTypeOf<Redis.FilterMeta>().toBeObject()
+  expectTypeOf<Redis.FilterState>().toBeString()
+  expectTypeOf<Redis.SnapshotSource>().not.toBeNever()
+})
