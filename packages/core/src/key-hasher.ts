@@ -24,14 +24,18 @@ let wasm: Promise<XXHashAPI | undefined> | undefined
  * Whether this runtime may call xxhash-wasm from the hot path. Not in Node before 22 (V8 11):
  * TurboFan's inlining of JS→Wasm calls there crashed the process (SIGSEGV) in our test runs, and
  * the crash went away with `--no-turbo-inline-js-wasm-calls`. There the pure-JS pass, which gives
- * the same hashes, serves every key; likewise in Vercel's edge-runtime. Browsers, Deno, Bun and
- * newer Node use WebAssembly.
+ * the same hashes, serves every key; likewise in Vercel's edge-runtime and Cloudflare Workers.
+ * Browsers, Deno, Bun and newer Node use WebAssembly.
  */
 export function wasmHashingSafe(): boolean {
   // Vercel's edge-runtime runs code in a `vm` context of the host Node, without `process`: its V8
-  // may be Node 20's, and the pure-JS pass was faster there anyway. workerd refuses to compile
-  // WebAssembly at run time, so loading fails there and the pure-JS pass serves every key.
+  // may be Node 20's, and the pure-JS pass was faster there anyway.
   if ((globalThis as { EdgeRuntime?: unknown }).EdgeRuntime !== undefined) return false
+  // Cloudflare Workers (workerd) refuse to compile WebAssembly at run time; a bundle built with
+  // xxhash-wasm's `workerd` export condition loads it as a module instead, but there its
+  // `TextEncoder.encodeInto` made long keys ~2.5× slower than the pure-JS pass (measured when issue
+  // 16 was filed), so the pure-JS pass serves every key there too.
+  if ((globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers') return false
   const v8 = (globalThis as { process?: { versions?: { v8?: string } } }).process?.versions?.v8
   return v8 === undefined || Number(v8.split('.')[0]) >= 12
 }
