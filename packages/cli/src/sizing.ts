@@ -1,5 +1,5 @@
 import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, shardBitsOf } from '@bloomkit/core/store'
+import { checkParameters, randomSeed, shardBitsOf } from '@bloomkit/core/store'
 import { MAX_REDIS_SHARD_BITS, sizeRedisFilter } from '@bloomkit/redis-backend'
 import { CliError } from './errors.js'
 
@@ -16,7 +16,9 @@ export interface SizingFlags {
 
 /**
  * Parameters from `--capacity/--error-rate` (sized for the target: Redis gets 4 MiB shards) or
- * from `--bits/--hashes`. Returns undefined when neither is given.
+ * from `--bits/--hashes`. Returns undefined when neither is given. Without `--seed`, a random
+ * secret seed, as the library's `create` picks (keyed hashing: an attacker who cannot read the
+ * seed cannot craft keys that read present).
  * @throws CliError `CLI_USAGE` for a half-given or doubly-given sizing; BloomError for values out of range.
  */
 export function parametersFromFlags(flags: SizingFlags, forRedis: boolean): FilterParameters | undefined {
@@ -27,14 +29,14 @@ export function parametersFromFlags(flags: SizingFlags, forRedis: boolean): Filt
   if (bySize) {
     if (flags.capacity === undefined) throw new CliError('CLI_USAGE', '--error-rate needs --capacity')
     if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', '--capacity needs --error-rate')
-    const options = { capacity: flags.capacity, errorRate: flags.errorRate, seed: flags.seed, layout: flags.layout, shards: flags.shards }
+    const options = { capacity: flags.capacity, errorRate: flags.errorRate, seed: flags.seed ?? randomSeed(), layout: flags.layout, shards: flags.shards }
     const parameters = forRedis ? sizeRedisFilter(options) : sizeFilter(options)
     checkRedisShards(parameters, forRedis)
     return parameters
   }
   if (flags.bits === undefined) throw new CliError('CLI_USAGE', '--hashes needs --bits')
   if (flags.hashes === undefined) throw new CliError('CLI_USAGE', '--bits needs --hashes')
-  const parameters = checkParameters({ bits: flags.bits, hashes: flags.hashes, shards: flags.shards ?? 1, seed: flags.seed ?? 0, layout: flags.layout })
+  const parameters = checkParameters({ bits: flags.bits, hashes: flags.hashes, shards: flags.shards ?? 1, seed: flags.seed ?? randomSeed(), layout: flags.layout })
   checkRedisShards(parameters, forRedis)
   return parameters
 }

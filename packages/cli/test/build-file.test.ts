@@ -10,9 +10,12 @@ const folder = tempFolder()
 const at = (name: string) => join(folder.path, name)
 afterAll(() => folder.remove())
 
-/** The snapshot the library itself makes from these keys: what every build must reproduce byte for byte. */
-async function librarySnapshot(keys: Iterable<string | Uint8Array>, capacity: number, errorRate: number): Promise<Uint8Array> {
-  const filter = await MemoryBloomFilter.create({ capacity, errorRate, seed: 0 })
+/**
+ * The snapshot the library itself makes from these keys with the seed of the built `file` (a build
+ * without --seed picks a random one): what every build must reproduce byte for byte.
+ */
+async function librarySnapshot(keys: Iterable<string | Uint8Array>, capacity: number, errorRate: number, file: string): Promise<Uint8Array> {
+  const filter = await MemoryBloomFilter.create({ capacity, errorRate, seed: decodeSnapshot(readFileSync(file)).parameters.seed })
   filter.addMany(keys)
   return filter.export()
 }
@@ -31,7 +34,7 @@ describe('bloomkit build into a snapshot file', () => {
     const result = await runCli(['build', at('million.txt'), '--out', at('million.blmk'), '--capacity', '1000000', '--error-rate', '0.01'])
     expect(result.stderr).toMatch(/built .*million\.blmk: 1,000,000 keys in/)
     expect(result.code).toBe(0)
-    const expected = await librarySnapshot(million, 1_000_000, 0.01)
+    const expected = await librarySnapshot(million, 1_000_000, 0.01, at('million.blmk'))
     expect(Buffer.from(payloadOf(at('million.blmk'))).equals(Buffer.from(decodeSnapshot(expected).payload))).toBe(true)
   })
 
@@ -60,7 +63,7 @@ describe('bloomkit build into a snapshot file', () => {
     const result = await runCli(['build', at('keys.txt.gz'), '--out', at('gz.blmk'), '--capacity', '1000', '--error-rate', '0.01', '--json'])
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ keys: 4, skipped: 3 })
-    const expected = await librarySnapshot(['alpha', 'beta', 'gamma', 'delta'], 1000, 0.01)
+    const expected = await librarySnapshot(['alpha', 'beta', 'gamma', 'delta'], 1000, 0.01, at('gz.blmk'))
     expect(Buffer.from(payloadOf(at('gz.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
   })
 
@@ -69,7 +72,7 @@ describe('bloomkit build into a snapshot file', () => {
     writeFileSync(at('bytes.txt'), Buffer.concat([odd, Buffer.from('\nplain\n')]))
     const result = await runCli(['build', at('bytes.txt'), '--out', at('bytes.blmk'), '--capacity', '1000', '--error-rate', '0.001'])
     expect(result.code).toBe(0)
-    const expected = await librarySnapshot([odd, 'plain'], 1000, 0.001)
+    const expected = await librarySnapshot([odd, 'plain'], 1000, 0.001, at('bytes.blmk'))
     expect(Buffer.from(payloadOf(at('bytes.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
     const check = await runCli(['check', at('bytes.blmk'), '-'], { input: Buffer.concat([odd, Buffer.from('\nplain\n')]) })
     expect(check.code).toBe(0)
@@ -82,7 +85,7 @@ describe('bloomkit build into a snapshot file', () => {
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ keys: 4, skipped: 1 })
-    const expected = await librarySnapshot(['a@x.org', 'b,with comma@x.org', 'say "hi"@x.org', 'multi\nline@x.org'], 100, 0.01)
+    const expected = await librarySnapshot(['a@x.org', 'b,with comma@x.org', 'say "hi"@x.org', 'multi\nline@x.org'], 100, 0.01, at('csv.blmk'))
     expect(Buffer.from(payloadOf(at('csv.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
   })
 
@@ -90,7 +93,7 @@ describe('bloomkit build into a snapshot file', () => {
     writeFileSync(at('events.jsonl'), '{"id":"e1"}\n{"id":2}\n\n{"id":"e3","x":1}')
     const result = await runCli(['build', at('events.jsonl'), '--format', 'jsonl', '--column', 'id', '--out', at('jsonl.blmk'), '--capacity', '100', '--error-rate', '0.01'])
     expect(result.code).toBe(0)
-    const expected = await librarySnapshot(['e1', '2', 'e3'], 100, 0.01)
+    const expected = await librarySnapshot(['e1', '2', 'e3'], 100, 0.01, at('jsonl.blmk'))
     expect(Buffer.from(payloadOf(at('jsonl.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
   })
 
@@ -107,10 +110,26 @@ describe('bloomkit build into a snapshot file', () => {
     expect(Buffer.from(payloadOf(at('spill.blmk'))).equals(Buffer.from(filter.export().subarray(40, -4)))).toBe(true)
   })
 
+  test('without --seed a random secret seed, kept by --replace; --seed picks one', async () => {
+    const seedOf = (file: string) => decodeSnapshot(readFileSync(at(file))).parameters.seed
+    const sizing = ['--capacity', '100', '--error-rate', '0.01']
+    writeFileSync(at('few.txt'), 'one\ntwo\n')
+    for (const file of ['seed-a.blmk', 'seed-b.blmk']) expect((await runCli(['build', at('few.txt'), '--out', at(file), ...sizing])).code).toBe(0)
+    expect(seedOf('seed-a.blmk')).not.toBe(0)
+    expect(seedOf('seed-a.blmk')).not.toBe(seedOf('seed-b.blmk'))
+    const kept = seedOf('seed-a.blmk')
+    expect((await runCli(['build', at('few.txt'), '--out', at('seed-a.blmk'), '--replace', ...sizing])).code).toBe(0)
+    expect(seedOf('seed-a.blmk'), '--replace with sizing flags keeps the replaced filter\'s seed').toBe(kept)
+    expect((await runCli(['build', at('few.txt'), '--out', at('seed-a.blmk'), '--replace'])).code).toBe(0)
+    expect(seedOf('seed-a.blmk'), '--replace without sizing flags keeps all its parameters').toBe(kept)
+    expect((await runCli(['build', at('few.txt'), '--out', at('seed-7.blmk'), '--seed', '7', ...sizing])).code).toBe(0)
+    expect(seedOf('seed-7.blmk')).toBe(7)
+  })
+
   test('standard input', async () => {
     const result = await runCli(['build', '-', '--out', at('stdin.blmk'), '--capacity', '100', '--error-rate', '0.01'], { input: 'one\ntwo\n' })
     expect(result.code).toBe(0)
-    const expected = await librarySnapshot(['one', 'two'], 100, 0.01)
+    const expected = await librarySnapshot(['one', 'two'], 100, 0.01, at('stdin.blmk'))
     expect(Buffer.from(payloadOf(at('stdin.blmk')))).toEqual(Buffer.from(decodeSnapshot(expected).payload))
   })
 })

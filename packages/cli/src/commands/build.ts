@@ -55,7 +55,7 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--bits <bits>', 'explicit size in bits (with --hashes), instead of --capacity/--error-rate', integer(8, Number.MAX_SAFE_INTEGER))
   .option('--hashes <k>', 'bit positions per key (with --bits)', integer(1, 64))
   .option('--shards <count>', 'shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
-  .option('--seed <seed>', 'hash seed, an unsigned 32-bit integer (default 0)', integer(0, 0xffffffff))
+  .option('--seed <seed>', 'hash seed, an unsigned 32-bit integer (default: a random secret one; with --replace, the replaced filter\'s)', integer(0, 0xffffffff))
   .addOption(new Option('--layout <layout>', 'bit layout (default: blocked where it costs ≤ 10 % more bits)').argParser(oneOf('blocked', 'classic')))
   .addOption(new Option('--format <format>', 'how keys are laid out').argParser(oneOf('lines', 'csv', 'jsonl')).default('lines'))
   .option('--column <column>', 'csv: column number (from 1) or header name; jsonl: field name (default: the line is a JSON string, or its "key" field)')
@@ -145,11 +145,19 @@ async function build(input: string, options: BuildOptions): Promise<void> {
 /** The sizing flags' parameters; with `--replace` and no sizing flags, those of the filter being replaced. */
 async function chooseParameters(target: Target, options: BuildOptions): Promise<FilterParameters> {
   const fromFlags = parametersFromFlags(options, target.kind === 'redis')
-  if (fromFlags !== undefined) return fromFlags
-  if (options.replace === true) {
-    const stored = await storedParameters(target, { name: options.name, timeout: options.timeout })
-    if (stored !== undefined) return stored
+  // A replaced filter keeps its seed unless --seed names another (and a Redis rebuild needs it).
+  let stored: FilterParameters | undefined
+  if (options.replace === true && (fromFlags === undefined || options.seed === undefined)) {
+    try {
+      stored = await storedParameters(target, { name: options.name, timeout: options.timeout })
+    } catch (error) {
+      // With sizing flags the stored filter is read only for its seed: one that cannot be read
+      // (a damaged file) is replaced whole, with a new seed.
+      if (fromFlags === undefined) throw error
+    }
   }
+  if (fromFlags !== undefined) return stored !== undefined && options.seed === undefined ? { ...fromFlags, seed: stored.seed } : fromFlags
+  if (stored !== undefined) return stored
   throw new CliError('CLI_USAGE', 'size the filter with --capacity and --error-rate (or --bits and --hashes); only --replace of an existing filter may leave them out')
 }
 
