@@ -1,5 +1,6 @@
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fc } from '@fast-check/vitest'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
@@ -103,6 +104,45 @@ describe('damaged LevelDB files', () => {
       expectNoSilentLoss(await outcome(folder, added), folder, `${suffix} ${what}`)
     }
   }, 60_000)
+})
+
+describe('any damage to any file (property)', () => {
+  // As above: more log records than LevelDB's 4 MiB memtable, so there is a .ldb table and a .log.
+  const added = keys('p', 200_000)
+  let source: string
+  beforeAll(async () => {
+    source = folders.path()
+    const filter = await LevelBloomFilter.create(source, { capacity: 200_000, errorRate: 0.01 })
+    for (let i = 0; i < added.length; i += 10_000) await filter.addMany(added.slice(i, i + 10_000))
+    await filter.close()
+  }, 60_000)
+
+  test('whatever file is flipped, cut or deleted, and wherever: a coded error, never a key read absent', async () => {
+    const files = readdirSync(source).filter((name) => name !== 'LOCK' && statSync(join(source, name)).isFile())
+    expect(files.some((name) => name.endsWith('.ldb')) && files.some((name) => name.endsWith('.log'))).toBe(true)
+    const damage = fc.record({
+      file: fc.constantFrom(...files),
+      kind: fc.constantFrom('flip', 'cut', 'delete'),
+      // Where in the file, in millionths of its size (spread evenly, not biased to the ends).
+      at: fc.integer({ min: 0, max: 999_999 }).map((millionths) => millionths / 1e6),
+    })
+    await fc.assert(
+      fc.asyncProperty(damage, async ({ file, kind, at }) => {
+        const folder = folders.path()
+        cpSync(source, folder, { recursive: true })
+        const path = join(folder, file)
+        const size = statSync(path).size
+        if (kind === 'delete') rmSync(path)
+        else if (kind === 'cut') truncateSync(path, Math.floor(size * at))
+        else if (size >= 2) flipBytes(path, Math.floor(size * at))
+        const result = await outcome(folder, added)
+        // Any coded error is the promise kept (the tests above pin which code each case gets).
+        if (!('error' in result)) expect(result.missing, `${kind} ${file} at ${at}: keys read absent without an error`).toBe(0)
+        rmSync(folder, { recursive: true, force: true })
+      }),
+      { seed: 20261124, numRuns: 30 },
+    )
+  }, 120_000)
 })
 
 describe('records LevelDB drops', () => {
