@@ -1,10 +1,11 @@
+import { fc } from '@fast-check/vitest'
 import { afterAll, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { startRedisServer } from '../../../test-support/redis-servers.js'
-import { clusterClient, errorOf, fastFail, namesOf, standaloneClient, uniqueName } from './support/clients.js'
+import { clusterClient, errorOf, fastFail, namesOf, PATHS, standaloneClient, uniqueName } from './support/clients.js'
 
 // Faults a filter meets in production, each held to one rule: a call ends in a coded error or
 // finds every key it had acknowledged; never a silent "absent".
@@ -158,3 +159,47 @@ test('a streamed import is refused as soon as it sends more than its header decl
   expect(pulled).toBeLessThanOrEqual(1)
   expect(await redis.exists(`${name}:meta`)).toBe(0)
 })
+
+test('any fault to the keys of a filter, after any number of batches, on every path and topology: a coded error or every acknowledged key (property)', async () => {
+  // What an operator, a script or the server itself can do to a filter's keys between two calls.
+  const faults = ['delete a shard', 'replace a shard by a short string', 'zero a shard whole (marker gone)', 'delete the meta', 'edit a meta field'] as const
+  const codes = ['BLOOM_DATA_LOST', 'BLOOM_CORRUPT_STORE', 'BLOOM_NOT_FOUND', 'BLOOM_INCOMPATIBLE']
+  const cases = fc.record({
+    cluster: fc.boolean(),
+    path: fc.constantFrom(...PATHS.map(([, options]) => options)),
+    shards: fc.integer({ min: 1, max: 4 }),
+    batches: fc.integer({ min: 1, max: 3 }),
+    fault: fc.constantFrom(...faults),
+    which: fc.nat(),
+    field: fc.constantFrom('seed', 'hashes', 'bits', 'shards', 'scheme', 'epoch', 'check'),
+  })
+  await fc.assert(
+    fc.asyncProperty(cases, async ({ cluster: onCluster, path, shards, batches, fault, which, field }) => {
+      const client = onCluster ? cluster : redis
+      const name = uniqueName('fault-property')
+      const filter = await RedisBloomFilter.create(client, name, { capacity: 4000, errorRate: 0.01, shards, ...path })
+      const names = namesOf(filter)
+      const acknowledged: string[] = []
+      for (let b = 0; b < batches; b++) {
+        const batch = keys(`b${b}`, 700)
+        await filter.addMany(batch)
+        acknowledged.push(...batch)
+      }
+      const shard = names.shard(which % shards)
+      if (fault === 'delete a shard') await client.del(shard)
+      else if (fault === 'replace a shard by a short string') await client.set(shard, 'x')
+      else if (fault === 'zero a shard whole (marker gone)') await client.set(shard, Buffer.alloc(Number(await client.strlen(shard))))
+      else if (fault === 'delete the meta') await client.del(names.meta)
+      else await client.hset(names.meta, field, `${(await client.hget(names.meta, field)) ?? ''}1`)
+      await codedErrorOrAllPresent(filter.hasMany(acknowledged), codes)
+      await codedErrorOrAllPresent(Promise.all(acknowledged.slice(0, 50).map((key) => filter.has(key))), codes)
+      await codedErrorOrAllPresent(
+        RedisBloomFilter.open(client, name, path).then((reopened) => reopened.hasMany(acknowledged)),
+        codes,
+      )
+      // One key per DEL: on a Cluster the keys live in different slots.
+      for (const key of [names.meta, ...Array.from({ length: shards }, (_, s) => names.shard(s))]) await client.del(key)
+    }),
+    { seed: 20261124, numRuns: 40 },
+  )
+}, 120_000)
