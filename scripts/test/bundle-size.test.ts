@@ -12,10 +12,16 @@ import { afterAll, expect, test } from 'vitest'
  * used, so it must sit in a chunk of its own that a runtime without WebAssembly never fetches.
  *
  * The budget issue 16 asked for is 6 KB; the bundle is ~10.6 KB since layered filters (format 2,
- * reached from MemoryBloomFilter.create and import) joined it, so the test holds the line at
- * BUDGET and fails on any growth beyond it. The README states the measured size.
+ * reached from MemoryBloomFilter.create) joined it, so the test holds the line at BUDGET and fails
+ * on any growth beyond it. Loading the layered code with import() does not help here: esbuild
+ * assigns whole files to chunks by static reachability, and the package entry re-exports
+ * LayeredMemoryFilter (whose createSync/importSync must stay synchronous), so the layered files land
+ * in a chunk the main one imports. Without any layered code the rest is ~7.9 KB. The root README
+ * states the measured size, and this test holds it to the measurement.
  */
 const BUDGET = 11 * 1024
+/** How far the root README's stated sizes ("~10.6 KB gzip", "plus 2.1 KB of xxhash-wasm") may be from the measurement, in KB. */
+const README_TOLERANCE = 0.2
 const work = mkdtempSync(join(tmpdir(), 'bloomkit-size-'))
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
@@ -24,11 +30,20 @@ test(`core + memory bundle: main chunks ≤ ${BUDGET} bytes gzip, xxhash-wasm sp
   const memory = fileURLToPath(new URL('../../packages/memory-backend/dist/index.js', import.meta.url))
   writeFileSync(entry, `export { MemoryBloomFilter } from ${JSON.stringify(memory)}\n`)
   const out = join(work, 'out')
-  await build({ entryPoints: [entry], bundle: true, minify: true, format: 'esm', splitting: true, platform: 'neutral', mainFields: ['module', 'main'], outdir: out, logLevel: 'error' })
+  const { metafile } = await build({ entryPoints: [entry], bundle: true, minify: true, format: 'esm', splitting: true, platform: 'neutral', mainFields: ['module', 'main'], outdir: out, logLevel: 'error', metafile: true })
   const sizes = new Map(readdirSync(out).map((file) => [file, gzipSync(readFileSync(join(out, file)), { level: 9 }).length]))
   const wasm = [...sizes].filter(([file]) => file.startsWith('xxhash-wasm'))
   expect(wasm.length, 'xxhash-wasm in a chunk of its own').toBe(1)
   const main = [...sizes].filter(([file]) => !file.startsWith('xxhash-wasm')).reduce((sum, [, bytes]) => sum + bytes, 0)
   console.log(`core + memory: ${main} bytes gzip (xxhash-wasm, loaded where used: ${wasm[0][1]} bytes more)`)
+  // What to look at when it grows: minified bytes per source file, before gzip.
+  const inputs = Object.values(metafile.outputs).filter((output) => !output.entryPoint?.includes('xxhash-wasm')).flatMap((output) => Object.entries(output.inputs))
+  console.log(inputs.filter(([, { bytesInOutput }]) => bytesInOutput > 0).sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput).map(([file, { bytesInOutput }]) => `  ${bytesInOutput} ${file.replace(/^.*packages\//, '')}`).join('\n'))
   expect(main).toBeLessThanOrEqual(BUDGET)
+
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const stated = readme.match(/~(\d+(?:\.\d+)?) KB\s+gzip[^.]*?plus (\d+(?:\.\d+)?) KB of xxhash-wasm/)
+  expect(stated, 'the root README states the bundle size as "~X KB gzip … plus Y KB of xxhash-wasm"').not.toBeNull()
+  expect(Math.abs(Number(stated![1]) - main / 1024), `README: ~${stated![1]} KB; measured ${(main / 1024).toFixed(2)} KB`).toBeLessThanOrEqual(README_TOLERANCE)
+  expect(Math.abs(Number(stated![2]) - wasm[0][1] / 1024), `README: ${stated![2]} KB of xxhash-wasm; measured ${(wasm[0][1] / 1024).toFixed(2)} KB`).toBeLessThanOrEqual(README_TOLERANCE)
 })
