@@ -79,6 +79,14 @@ test('every package packs with its metadata, licence, readme and no workspace: r
     for (const field of ['repository', 'homepage', 'bugs', 'keywords', 'engines', 'publishConfig']) expect(manifest[field], `${name} ${field}`).toBeDefined()
     expect(manifest.publishConfig, name).toEqual({ access: 'public' })
     if (name === '@bloomkit/core') expect(files).toContain('package/SPEC.md')
+    // npm shows the README on its own: a relative link must land on a file the tarball holds
+    // (links to the rest of the repository, such as docs/SPEC.md or benchmarks/RESULTS.md, are absolute).
+    const readme = await tarRead(file, 'package/README.md')
+    for (const [, target] of readme.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z][a-z+.-]*:/i.test(target) || target.startsWith('#')) continue
+      const path = new URL(target.split('#')[0], 'file:///package/README.md').pathname.slice(1)
+      expect(files, `${name}: README links to ${target}`).toContain(path)
+    }
   }
 })
 
