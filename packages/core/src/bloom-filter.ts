@@ -1,7 +1,7 @@
 import type { BitStore, Outcome } from './bit-store.js'
 import { shardRanges } from './chunks.js'
 import { crc32 } from './crc32.js'
-import { BloomError, checkKeys } from './errors.js'
+import { BloomError, checkKeys, noJsonForm } from './errors.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
@@ -189,7 +189,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
 
   /** Throws a TypeError: a filter has no JSON form (`JSON.stringify(filter)` would write internals nothing can load); use {@link export}. */
   toJSON(): never {
-    throw new TypeError('a Bloom filter has no JSON form: use export() for its portable snapshot (a Uint8Array; encode it as base64 to put it in JSON)')
+    throw noJsonForm()
   }
 
   /**

@@ -72,6 +72,14 @@ export function checkObject<T extends object>(name: string, value: T): T {
 }
 
 /**
+ * The TypeError a filter's `toJSON` throws: a filter has no JSON form (`JSON.stringify(filter)`
+ * would write internals nothing can load), so the mistake is loud and points at `export()`.
+ */
+export function noJsonForm(): TypeError {
+  return new TypeError('a Bloom filter has no JSON form: use export() for its portable snapshot (a Uint8Array; encode it as base64 to put it in JSON)')
+}
+
+/**
  * `keys` if it is iterable; a TypeError naming it otherwise (a programming mistake, not bad data:
  * each key is checked as it is hashed). A string is iterable too, and would add or check each of
  * its characters ('abc' → 'a', 'b', 'c'): it is refused with `BLOOM_INVALID_PARAMETER`.

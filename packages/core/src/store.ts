@@ -8,7 +8,7 @@ export type { BitStore, BitStoreCapabilities } from './bit-store.js'
 export { orInto, popcount, SET_BITS, TEST_BITS, testBitSetBit, testOrSetBatch, testOrSetGroup, testOrSetKey, type BitMode } from './bit-kernels.js'
 export { CHUNK_BYTES, shardRanges, snapshotChunks, type ShardRange, type SnapshotSource } from './chunks.js'
 export { crc32 } from './crc32.js'
-export { checkBoolean, checkInteger, checkKeys, checkObject, invalidParameter } from './errors.js'
+export { checkBoolean, checkInteger, checkKeys, checkObject, invalidParameter, noJsonForm } from './errors.js'
 export type { SyncAsync } from './sync-async.js'
 export { createKeyHasher, KeyHasher } from './key-hasher.js'
 export {

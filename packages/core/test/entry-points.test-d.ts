@@ -64,6 +64,7 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'checkInteger'
     | 'checkObject'
     | 'invalidParameter'
+    | 'noJsonForm'
     | 'createKeyHasher'
     | 'KeyHasher'
     | 'assertSameParameters'

@@ -7,6 +7,7 @@ import {
   KeyHasher,
   layerCapacity,
   layeredMergeRefused,
+  noJsonForm,
   layerErrorRate,
   layerParameters,
   layerPolicyOf,
@@ -307,6 +308,11 @@ export class LayeredLevelFilter {
     const snapshots: Uint8Array[] = []
     for (const layer of this.live) snapshots.push(await layer.filter.export())
     return encodeLayeredSnapshot(this.policy, this.live.map((layer, i) => ({ window: layer.window, count: layer.count, snapshot: snapshots[i] })))
+  }
+
+  /** Throws a TypeError: a filter has no JSON form; use {@link export} (see `noJsonForm` in core). */
+  toJSON(): never {
+    throw noJsonForm()
   }
 
   /** Refused: which layer and window each key belongs to is not defined for a union. */

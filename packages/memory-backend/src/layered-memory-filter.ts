@@ -8,6 +8,7 @@ import {
   KeyHasher,
   layerCapacity,
   layeredMergeRefused,
+  noJsonForm,
   layerErrorRate,
   layerParameters,
   layerPolicyOf,
@@ -234,6 +235,11 @@ export class LayeredMemoryFilter {
     this.checkOpen()
     for (const layer of this.live) layer.filter.close()
     this.live = this.rotating ? [] : [this.newLayer(0, 0)]
+  }
+
+  /** Throws a TypeError: a filter has no JSON form; use {@link export} (see `noJsonForm` in core). */
+  toJSON(): never {
+    throw noJsonForm()
   }
 
   /** Refused: see `layeredMergeRefused` in core. */

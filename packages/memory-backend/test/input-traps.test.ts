@@ -18,4 +18,8 @@ test('JSON.stringify(filter) throws, pointing at export()', async () => {
   filter.add('k')
   expect(() => JSON.stringify(filter)).toThrow(TypeError)
   expect(() => JSON.stringify({ filter })).toThrow(/export\(\)/)
+  // A layered filter too, empty or not (its own toJSON, not a layer's).
+  const layered = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01, growth: 2 })
+  expect(() => layered.toJSON()).toThrow(/export\(\)/)
+  expect(() => JSON.stringify({ layered })).toThrow(TypeError)
 })

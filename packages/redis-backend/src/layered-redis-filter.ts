@@ -8,6 +8,7 @@ import {
   KeyHasher,
   layerCapacity,
   layeredMergeRefused,
+  noJsonForm,
   layerErrorRate,
   layerParameters,
   layerPolicyOf,
@@ -384,6 +385,11 @@ export class RedisLayeredFilter {
     const infos = await this.layers()
     const snapshots = await Promise.all(this.checked().map((layer) => layer.filter.export()))
     return encodeLayeredSnapshot(this.policy, infos.map((info, i) => ({ window: info.window, count: info.count, snapshot: snapshots[i] })))
+  }
+
+  /** Throws a TypeError: a filter has no JSON form; use {@link export} (see `noJsonForm` in core). */
+  toJSON(): never {
+    throw noJsonForm()
   }
 
   /** Refused: which layer and window each key belongs to is not defined for a union. */

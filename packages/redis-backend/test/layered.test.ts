@@ -157,7 +157,7 @@ describe('layered filters on Redis', () => {
     await seen.destroy()
   })
 
-  test('a fixed and a layered filter refuse to be opened as each other, and merge is refused', async () => {
+  test('a fixed and a layered filter refuse to be opened as each other; merge, a string of keys and JSON are refused', async () => {
     const fixedName = uniqueName('fixed')
     const layeredName = uniqueName('layered')
     const fixed = await RedisBloomFilter.create(redis, fixedName, { capacity: 100, errorRate: 0.01 })
@@ -166,6 +166,10 @@ describe('layered filters on Redis', () => {
     expect(await codeOf(RedisLayeredFilter.open(redis, fixedName))).toBe('BLOOM_INCOMPATIBLE')
     expect(await codeOf(RedisBloomFilter.create(redis, layeredName, { capacity: 100, errorRate: 0.01, growth: 4 }))).toBe('BLOOM_INCOMPATIBLE')
     expect(await codeOf(layered.merge(layered))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(layered.addMany('abc' as never))).toBe('BLOOM_INVALID_PARAMETER')
+    expect(await layered.hasMany(['a', 'b', 'c'])).toEqual([false, false, false])
+    expect(() => JSON.stringify({ layered })).toThrow(/export\(\)/)
+    expect(() => JSON.stringify({ fixed })).toThrow(/export\(\)/)
     expect(await codeOf(RedisLayeredFilter.import(redis, uniqueName('v1'), await fixed.export()))).toBe('BLOOM_UNSUPPORTED_VERSION')
     await fixed.destroy()
     await layered.destroy()
