@@ -1,38 +1,18 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
+import { readmeSnippetTests, tsBlocks } from '../../../test-support/readme-snippets.js'
 import { tempFolders } from './support/temp-folders.js'
-import { instrument, tsBlocks, type Claims } from '../../../test-support/readme-snippets.js'
 
 /** The README's LevelDB examples, and the root README's, with './data/…' folders moved into temp folders. */
-const READMES = ['../README.md', '../../../README.md']
-const workDir = fileURLToPath(new URL('../.readme-snippets/', import.meta.url))
+const readmes = ['../README.md', '../../../README.md'].map((path) => new URL(path, import.meta.url))
+const select = (code: string) => code.includes("'@bloomkit/level-backend'")
 const folders = tempFolders()
-
-afterAll(async () => {
-  await rm(workDir, { recursive: true, force: true })
-  folders.removeAll()
-})
-
-function snippets(readme: string): string[] {
-  const url = new URL(readme, import.meta.url)
-  if (!existsSync(url)) return []
-  return tsBlocks(url).filter((code) => code.includes("'@bloomkit/level-backend'"))
-}
+afterAll(() => folders.removeAll())
 
 test('the package README has LevelDB examples', () => {
-  expect(snippets(READMES[0]).length).toBeGreaterThanOrEqual(3)
+  expect(tsBlocks(readmes[0]).filter(select).length).toBeGreaterThanOrEqual(3)
 })
 
-describe.each(READMES)('%s', (readme) => {
-  const blocks = snippets(readme)
-  test.skipIf(blocks.length === 0).each(blocks.map((code, i) => [i + 1, code] as const))('example %i runs and every `// value` holds', async (i, code) => {
-    await mkdir(workDir, { recursive: true })
-    const file = `${workDir}readme${READMES.indexOf(readme)}_example${i}.ts`
-    await writeFile(file, instrument(code.replaceAll("'./data/", `'${folders.make()}/`)))
-    const { __claims } = (await import(/* @vite-ignore */ file)) as { __claims: Claims }
-    if (readme === READMES[0]) expect(__claims.length).toBeGreaterThan(0)
-    for (const [expression, actual, claimed] of __claims) expect(actual, expression).toEqual(claimed)
-  })
-})
+readmeSnippetTests(
+  { describe, test, expect, afterAll },
+  { readmes, select, rewrite: (code) => code.replaceAll("'./data/", `'${folders.make()}/`), workDir: new URL('../.readme-snippets/', import.meta.url) },
+)
