@@ -35,16 +35,18 @@ if (command === 'load') {
   }
 } else if (command === 'race') {
   // One create() race per "go <folder>" line on stdin, against the other children given the same
-  // line; prints "result <i> ok" or "result <i> <error>". The parent sends the next line when every
+  // line; prints "result <i> ok <seed>" or "result <i> <error>". The parent sends the next line when every
   // child has answered, so the races start together.
   const { createInterface } = await import('node:readline')
   let i = 0
   for await (const line of createInterface({ input: process.stdin })) {
     if (!line.startsWith('go ')) continue
     try {
+      // No seed: each racer would pick its own random one; the folder's must win.
       const filter = await LevelBloomFilter.create(line.slice(3), { capacity: 1000, errorRate: 0.01 })
+      const { seed } = filter.parameters
       await filter.close()
-      console.log(`result ${i} ok`)
+      console.log(`result ${i} ok ${seed}`)
     } catch (error) {
       console.log(`result ${i} ${JSON.stringify({ code: error.code, message: error.message })}`)
     }
