@@ -1,7 +1,7 @@
 import { crc32 } from './crc32.js'
 import { BloomError } from './errors.js'
 import { checkParameters, HASH_SCHEMES, layoutOfScheme, type FilterParameters } from './parameters.js'
-import { decodeSnapshot, snapshotBytes, SNAPSHOT_HEADER_BYTES } from './snapshot.js'
+import { decodeSnapshot, getUint64, setUint64, snapshotBytes, SNAPSHOT_HEADER_BYTES } from './snapshot.js'
 import { checkErrorRate } from './sizing.js'
 import { layerPolicyOf, type LayerPolicy } from './layer-policy.js'
 
@@ -38,15 +38,6 @@ export function snapshotVersionOf(bytes: Uint8Array): number | undefined {
   if (!(bytes instanceof Uint8Array) || bytes.length < 6) return undefined
   const view = new DataView(bytes.buffer, bytes.byteOffset, 6)
   return view.getUint32(0, true) === MAGIC ? view.getUint16(4, true) : undefined
-}
-
-function setUint64(view: DataView, offset: number, value: number): void {
-  view.setUint32(offset, value % 4294967296, true)
-  view.setUint32(offset + 4, Math.floor(value / 4294967296), true)
-}
-
-function getUint64(view: DataView, offset: number): number {
-  return view.getUint32(offset, true) + view.getUint32(offset + 4, true) * 4294967296
 }
 
 /** The 68-byte header of a layered snapshot with `layers` layers. */

@@ -23,12 +23,14 @@ export function snapshotBytes(parameters: FilterParameters): number {
   return SNAPSHOT_HEADER_BYTES + parameters.bits / 8 + SNAPSHOT_TRAILER_BYTES
 }
 
-function setUint64(view: DataView, offset: number, value: number): void {
+/** Writes an integer below 2^53 as a little-endian 64-bit field (the snapshot headers' bits, items, capacity, window). */
+export function setUint64(view: DataView, offset: number, value: number): void {
   view.setUint32(offset, value % 4294967296, true)
   view.setUint32(offset + 4, Math.floor(value / 4294967296), true)
 }
 
-function getUint64(view: DataView, offset: number): number {
+/** Reads a little-endian 64-bit field written by {@link setUint64}. */
+export function getUint64(view: DataView, offset: number): number {
   return view.getUint32(offset, true) + view.getUint32(offset + 4, true) * 4294967296
 }
 
