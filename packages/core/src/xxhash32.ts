@@ -39,7 +39,9 @@ function avalanche(h: number): number {
 /**
  * Hashes a string whose characters are all below U+0080, so that its char codes are its UTF-8 bytes.
  * Returns false, with `out` unspecified, as soon as the string turns out not to be ASCII.
- * (Everything is inlined by hand: this is the hot path of every add and has.)
+ * (Everything is inlined by hand: this is the hot path of every add and has.) Its loops are
+ * {@link xxh32PairBytes}' over char codes instead of bytes, kept as a second copy on purpose:
+ * sharing them would take a read callback per word or a copy of the string into bytes per key.
  */
 export function xxh32PairAscii(s: string, seedA: number, seedB: number, out: Int32Array): boolean {
   const length = s.length
