@@ -328,14 +328,24 @@ export class CacheGuard<V, K extends GuardKey = string> {
         const entry = value === null ? ABSENT : VALUE_TAG + this.serialize(id, value)
         if (Date.now() - started < this.fenceMs) {
           const ttl = this.jittered(value === null ? this.settings.nullTtlMs : this.settings.ttlMs)
-          await this.cacheCall(() => cache.setIf(key, entry, ttl, seen), 'cache.setIf').catch(() => this.counters.cacheErrors++)
+          const held = token
+          if (held !== undefined && cache.setIfAndUnlock !== undefined) {
+            // Store and release in one round trip; if it fails, `finally` still tries to unlock.
+            await this.cacheCall(() => cache.setIfAndUnlock!(key, entry, ttl, seen, lockKeyOf(this.name, key), held), 'cache.setIfAndUnlock', true).then(
+              () => (token = undefined),
+              () => this.counters.cacheErrors++,
+            )
+          } else {
+            await this.cacheCall(() => cache.setIf(key, entry, ttl, seen), 'cache.setIf').catch(() => this.counters.cacheErrors++)
+          }
         }
       }
       if (value !== null && !flight.stale) this.l1?.set(key, { value })
       return value
     } finally {
-      if (token !== undefined) {
-        await this.cacheCall(() => cache!.unlock!(lockKeyOf(this.name, key), token), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+      const held = token
+      if (held !== undefined) {
+        await this.cacheCall(() => cache!.unlock!(lockKeyOf(this.name, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
       }
     }
   }
@@ -351,20 +361,34 @@ export class CacheGuard<V, K extends GuardKey = string> {
     const deadline = Date.now() + this.settings.lockWait
     let delay = LOCK_POLL_FIRST_MS
     for (;;) {
+      let locked: boolean
+      let read: CacheRead<V> | undefined
       try {
-        if (await this.cacheCall(() => cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')) {
+        if (cache.lockAndGet !== undefined) {
+          // The lock and a read of the entry in one round trip: the read tells a waiter at once
+          // whether another process has already cached the result.
+          const answer = await this.cacheCall(() => cache.lockAndGet!(lockKey, token, this.settings.lockTtl, key), 'cache.lockAndGet')
+          locked = answer.locked
+          read = this.decode(answer.value)
+        } else {
+          locked = await this.cacheCall(() => cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')
           // The lock may be free because another process just finished this load: read again
           // (one GET on a path about to hit the database) rather than load a second time.
-          const [read] = await this.readCache([key])
-          if (read.kind === 'miss') return { kind: 'load', token, seen: read.seen }
-          await this.cacheCall(() => cache.unlock!(lockKey, token), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
-          this.counters.sharedLoads++
-          return { kind: 'done', value: read.kind === 'value' ? read.value : null }
+          if (locked) [read] = await this.readCache([key])
         }
       } catch {
         this.counters.cacheErrors++
         return { kind: 'load', token: undefined, seen }
       }
+      if (locked) {
+        if (read!.kind === 'miss') return { kind: 'load', token, seen: read!.seen }
+        await this.cacheCall(() => cache.unlock!(lockKey, token), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+      }
+      if (read !== undefined && read.kind !== 'miss') {
+        this.counters.sharedLoads++
+        return { kind: 'done', value: read.kind === 'value' ? read.value : null }
+      }
+      if (read !== undefined) seen = read.seen
       const left = deadline - Date.now()
       if (left <= 0) {
         this.counters.lockTimeouts++
@@ -372,7 +396,8 @@ export class CacheGuard<V, K extends GuardKey = string> {
       }
       await sleep(Math.min(delay, left))
       delay = Math.min(delay * 2, LOCK_POLL_MAX_MS)
-      const [read] = await this.readCache([key])
+      if (cache.lockAndGet !== undefined) continue // the next try reads as it locks
+      ;[read] = await this.readCache([key])
       if (read.kind !== 'miss') {
         this.counters.sharedLoads++
         return { kind: 'done', value: read.kind === 'value' ? read.value : null }
@@ -392,18 +417,21 @@ export class CacheGuard<V, K extends GuardKey = string> {
       this.counters.cacheErrors++
       return keys.map(() => ({ kind: 'miss', seen: null }))
     }
-    return raws.map((raw): CacheRead<V> => {
-      if (raw === ABSENT) return { kind: 'absent' }
-      if (typeof raw === 'string' && raw.startsWith(VALUE_TAG)) {
-        try {
-          return { kind: 'value', value: this.settings.deserialize(raw.slice(VALUE_TAG.length)) }
-        } catch {
-          // Unreadable (another service's format, a changed type): load again and overwrite it.
-          this.counters.cacheErrors++
-        }
+    return raws.map((raw) => this.decode(raw))
+  }
+
+  /** A cache entry as an answer: a value, "absent", or a miss (nothing, a fence, or unreadable). */
+  private decode(raw: string | null | undefined): CacheRead<V> {
+    if (raw === ABSENT) return { kind: 'absent' }
+    if (typeof raw === 'string' && raw.startsWith(VALUE_TAG)) {
+      try {
+        return { kind: 'value', value: this.settings.deserialize(raw.slice(VALUE_TAG.length)) }
+      } catch {
+        // Unreadable (another service's format, a changed type): load again and overwrite it.
+        this.counters.cacheErrors++
       }
-      return { kind: 'miss', seen: raw ?? null }
-    })
+    }
+    return { kind: 'miss', seen: raw ?? null }
   }
 
   /** Whether `id` may exist: a failing filter means "maybe" (or rejects, per `onFilterError`). */

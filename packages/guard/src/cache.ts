@@ -18,6 +18,18 @@ export interface GuardCache {
   lock?(key: string, token: string, ttlMs: number): Promise<boolean>
   /** Releases the lock `key` if `token` still holds it. Required with `lock`. */
   unlock?(key: string, token: string): Promise<void>
+  /**
+   * Optional, with `lock`: takes the lock `lockKey` like `lock`, then reads `key`, in one round
+   * trip (a load's turn costs one call instead of two). Without it the guard calls `lock`, then
+   * `getMany`.
+   */
+  lockAndGet?(lockKey: string, token: string, ttlMs: number, key: string): Promise<{ locked: boolean; value: string | null }>
+  /**
+   * Optional, with `lock`: `setIf(key, …)`, then `unlock(lockKey, token)`, in one round trip (the
+   * end of a load costs one call instead of two). Resolves whether it stored. Without it the guard
+   * calls `setIf`, then `unlock`.
+   */
+  setIfAndUnlock?(key: string, value: string, ttlMs: number, expected: string | null, lockKey: string, token: string): Promise<boolean>
 }
 
 /**
@@ -40,12 +52,28 @@ return 1`
 const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`
 
+// KEYS[1] the lock, KEYS[2] the entry: SET NX PX, then GET, as one command.
+const LOCK_AND_GET = `local locked = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+return {locked and 1 or 0, redis.call('GET', KEYS[2])}`
+
+// KEYS[1] the entry, KEYS[2] the lock: SET_IF, then UNLOCK, as one command.
+const SET_IF_AND_UNLOCK = `local stored = 0
+if (redis.call('GET', KEYS[1]) or '') == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  stored = 1
+end
+if redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
+return stored`
+
 /** ioredis states in which a command would wait in the offline queue rather than run. */
 const DISCONNECTED = new Set(['reconnecting', 'close', 'end'])
 
 /**
  * The built-in {@link GuardCache} over Redis (standalone or Cluster): GET/MGET, SET PX, a Lua
- * compare-and-set, and SET NX PX locks released by a compare-and-delete script.
+ * compare-and-set, and SET NX PX locks released by a compare-and-delete script. On a standalone
+ * server a load's lock-and-read and its store-and-unlock are one script each (each command is a
+ * socket write and a server round trip); on a Cluster the entry and its lock lie in different
+ * slots, so they stay two commands, sent together.
  * A `CacheGuard` given an ioredis client as `cache` wraps it in one of these.
  */
 export class RedisCache implements GuardCache {
@@ -86,22 +114,53 @@ export class RedisCache implements GuardCache {
     await this.script(UNLOCK, key, token)
   }
 
+  async lockAndGet(lockKey: string, token: string, ttlMs: number, key: string): Promise<{ locked: boolean; value: string | null }> {
+    this.checkConnected()
+    const ttl = Math.max(1, Math.round(ttlMs))
+    if (this.client.isCluster === true) {
+      const [locked, value] = await Promise.all([this.client.call('SET', lockKey, token, 'NX', 'PX', ttl), this.client.call('GET', key)])
+      return { locked: locked === 'OK', value: value as string | null }
+    }
+    const [locked, value] = (await this.script2(LOCK_AND_GET, lockKey, key, token, ttl)) as [number, string | null]
+    return { locked: Number(locked) === 1, value }
+  }
+
+  async setIfAndUnlock(key: string, value: string, ttlMs: number, expected: string | null, lockKey: string, token: string): Promise<boolean> {
+    this.checkConnected()
+    const ttl = Math.max(1, Math.round(ttlMs))
+    if (this.client.isCluster === true) {
+      const [stored] = await Promise.all([this.script(SET_IF, key, expected ?? '', value, ttl), this.script(UNLOCK, lockKey, token)])
+      return Number(stored) === 1
+    }
+    return Number(await this.script2(SET_IF_AND_UNLOCK, key, lockKey, expected ?? '', value, ttl, token)) === 1
+  }
+
   private checkConnected(): void {
     const status = this.client.status
     if (status !== undefined && DISCONNECTED.has(status)) throw new Error(`Redis connection is ${status}`)
   }
 
+  /** A one-key script. */
+  private script(source: string, key: string, ...args: (string | number)[]): Promise<unknown> {
+    return this.run(source, [1, key, ...args])
+  }
+
+  /** A two-key script (standalone only: on a Cluster the keys lie in different slots). */
+  private script2(source: string, key1: string, key2: string, ...args: (string | number)[]): Promise<unknown> {
+    return this.run(source, [2, key1, key2, ...args])
+  }
+
   /** EVALSHA, falling back to EVAL once when the server does not know the script yet. */
-  private async script(source: string, key: string, ...args: (string | number)[]): Promise<unknown> {
+  private async run(source: string, keysAndArgs: (string | number)[]): Promise<unknown> {
     const sha = this.shas.get(source)
     if (sha !== undefined) {
       try {
-        return await this.client.call('EVALSHA', sha, 1, key, ...args)
+        return await this.client.call('EVALSHA', sha, ...keysAndArgs)
       } catch (error) {
         if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error
       }
     }
-    const result = await this.client.call('EVAL', source, 1, key, ...args)
+    const result = await this.client.call('EVAL', source, ...keysAndArgs)
     if (sha === undefined) this.shas.set(source, await sha1(source))
     return result
   }

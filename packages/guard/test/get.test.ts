@@ -100,6 +100,37 @@ describe('single flight in one process (behaviour 3)', () => {
     expect(guard.stats()).toMatchObject({ loads: 1, joinedLoads: 99 })
   })
 
+  test("a miss on RedisCache costs three cache calls: the read, the lock with a second read, the store with the unlock", async () => {
+    const { filter, name } = await setUp()
+    const cache = countingCache(new RedisCache(redis), true)
+    const guard = new CacheGuard<User>({ filter, cache, name, load: db.user, cacheTimeout: 5000 })
+    expect(await guard.get('31')).toEqual({ id: '31', name: 'user 31' })
+    expect(cache.calls).toEqual({ getMany: 1, set: 0, setIf: 0, lock: 0, unlock: 0, lockAndGet: 1, setIfAndUnlock: 1 })
+    expect(await redis.get(`${name}:31`)).toBe('v{"id":"31","name":"user 31"}')
+    expect(await redis.exists(`${name}!:31`)).toBe(0) // the lock is released
+    expect(await guard.get('31')).toEqual({ id: '31', name: 'user 31' })
+    expect(cache.calls.getMany).toBe(2)
+    expect(db.queries).toBe(1)
+  })
+
+  test('RedisCache.lockAndGet and setIfAndUnlock: one lock holder, a compare-and-set, an unlock only by the token', async () => {
+    const cache = new RedisCache(redis)
+    const key = uniqueName('entry')
+    const lock = uniqueName('lock')
+    expect(await cache.lockAndGet(lock, 'a', 5000, key)).toEqual({ locked: true, value: null })
+    await redis.set(key, 'fence-1')
+    expect(await cache.lockAndGet(lock, 'b', 5000, key)).toEqual({ locked: false, value: 'fence-1' })
+    expect(await cache.setIfAndUnlock(key, 'v1', 5000, null, lock, 'b')).toBe(false) // the entry changed; not b's lock
+    expect(await redis.get(key)).toBe('fence-1')
+    expect(await redis.get(lock)).toBe('a')
+    expect(await cache.setIfAndUnlock(key, 'v1', 5000, 'fence-1', lock, 'a')).toBe(true)
+    expect(await redis.get(key)).toBe('v1')
+    expect(await redis.exists(lock)).toBe(0)
+    const ttl = await redis.pttl(key)
+    expect(ttl).toBeGreaterThan(4000)
+    expect(ttl).toBeLessThanOrEqual(5000)
+  })
+
   test('without a cache, the filter and single flight still work', async () => {
     const filter = await MemoryBloomFilter.create({ capacity: 100, errorRate: 0.01 })
     filter.add('5')
