@@ -1,10 +1,11 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
+import { spawnSync } from 'node:child_process'
 import { decodeSnapshot } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { runCli, tempFolder } from './support/run-cli.js'
+import { BIN, runCli, tempFolder } from './support/run-cli.js'
 
 const folder = tempFolder()
 const at = (name: string) => join(folder.path, name)
@@ -56,6 +57,19 @@ describe('bloomkit build into a snapshot file', () => {
     expect(result.code).toBe(0)
     expect(result.stderr).toMatch(/100% \| 1\.00M keys \| [\d.]+[kMG]? keys\/s \| 11\.\d MiB of 11\.\d MiB \| ETA \d+s/)
     expect(result.stdout).toBe('')
+  })
+
+  test('on a terminal the bar is drawn without --progress; --quiet silences the bar and the summary, even with --progress', async () => {
+    // script(1) runs the command on a pseudo-terminal, as a user's shell would.
+    const onTerminal = spawnSync('script', ['-qec', `${process.execPath} ${BIN} build ${at('million.txt')} --out ${at('tty.blmk')} --capacity 1000000 --error-rate 0.01`, '/dev/null'], { encoding: 'utf8' })
+    expect(onTerminal.status).toBe(0)
+    expect(onTerminal.stdout).toMatch(/100% \| 1\.00M keys \| [\d.]+[kMG]? keys\/s \| 11\.\d MiB of 11\.\d MiB/)
+    expect(onTerminal.stdout).toMatch(/built .*tty\.blmk: 1,000,000 keys in/)
+    const quiet = await runCli(['build', at('million.txt'), '--out', at('quiet.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--quiet', '--progress'])
+    expect(quiet.code).toBe(0)
+    expect(quiet.stderr).toBe('')
+    expect(quiet.stdout).toBe('')
+    expect(payloadOf(at('quiet.blmk')).length).toBeGreaterThan(0)
   })
 
   test('gzip input (by extension), CRLF, blank lines and a last line without newline', async () => {
