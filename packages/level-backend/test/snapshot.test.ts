@@ -71,6 +71,25 @@ describe('snapshots', () => {
     }
   })
 
+  test('a streamed import that goes on past what its header declared is refused at once: the source is not read further, no folder is left', async () => {
+    const source = await MemoryBloomFilter.create(options)
+    source.addMany(keys('y', 1000))
+    const good = source.export()
+    let extra = 0
+    async function* endless(): AsyncGenerator<Uint8Array> {
+      yield* inChunks(good, 4096)
+      // Bounded, so that code which checks the length only at the end fails here instead of hanging.
+      while (extra < 1000) {
+        extra++
+        yield new Uint8Array(4096)
+      }
+    }
+    const folder = folders.path('endless')
+    await expect(LevelBloomFilter.import(folder, endless())).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_SNAPSHOT' })
+    expect(extra).toBe(1)
+    expect(existsSync(folder)).toBe(false)
+  })
+
   test('import of a filter with more pages than the page tables allow is refused from its header, writing nothing', async () => {
     const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 38, hashes: 7, shards: 64, seed: 0, layout: 'classic' }, items: 0 })
     const folder = folders.path('huge')
