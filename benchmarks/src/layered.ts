@@ -12,8 +12,7 @@ const ERROR_RATE = 0.01
 const SCALES = [1, 8, 64] as const
 const CHUNK = 10_000
 const PROBES = 100_000
-/** Paired rounds per figure: subjects take turns within a round, and ratios are taken per round. */
-/** Paired rounds; a quick run (`--quick`) takes 5. */
+/** Paired rounds per figure: subjects take turns within a round, and ratios are taken per round; a quick run (`--quick`) takes 5. */
 let ROUNDS = Number(process.env.LAYERED_ROUNDS ?? 25)
 /**
  * The largest scale `bloom-filters`' ScalableBloomFilter is filled to: its add recounts the newest
@@ -50,8 +49,11 @@ function bloomkitScalable(filter: LayeredMemoryFilter, growth: number): Subject 
  * present keys, and the bits each holds.
  */
 export async function runLayeredBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
+  // A quick run grows to 8× only, and fills the peer to 1× only: its fill to 8× alone takes ~50 s.
   if (quick) ROUNDS = 5
-  for (const scale of SCALES) {
+  const scales = quick ? [1, 8] : SCALES
+  const peerMaxScale = quick ? 1 : PEER_MAX_SCALE
+  for (const scale of scales) {
     const n = FIRST_CAPACITY * scale
     const label = `${scale}×`
     const keys = userKeys(0, n)
@@ -62,7 +64,7 @@ export async function runLayeredBenchmarks(report: Report, { quick }: SuiteOptio
     const growth2 = await MemoryBloomFilter.create({ capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 2 })
     const growth4 = await MemoryBloomFilter.create({ capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 4 })
     const peer = BloomFilters.ScalableBloomFilter.create(FIRST_CAPACITY, ERROR_RATE, 0.5)
-    const withPeer = scale <= PEER_MAX_SCALE
+    const withPeer = scale <= peerMaxScale
     const all: Subject[] = [
       { name: 'bloomkit fixed, sized for the final count', add: (k) => fixed.add(k), has: (k) => fixed.has(k), bits: () => fixed.parameters.bits, layers: () => 1 },
       bloomkitScalable(growth2, 2),
@@ -153,7 +155,9 @@ export async function runLayeredBenchmarks(report: Report, { quick }: SuiteOptio
         subject: 'bloomkit growth 2 / bloom-filters',
         batch: 1,
         opsPerSecond: 0,
-        notes: `not measured: bloom-filters' ScalableBloomFilter add slows as it grows (see the 8× rows); filling ${n.toLocaleString('en')} keys would take hours`,
+        notes: scale <= PEER_MAX_SCALE
+          ? 'not measured in a quick run: bloom-filters\' ScalableBloomFilter add slows as it grows (the full run measures it up to 8×)'
+          : `not measured: bloom-filters' ScalableBloomFilter add slows as it grows (see the ${PEER_MAX_SCALE}× rows); filling ${n.toLocaleString('en')} keys would take hours`,
       })
       for (const filter of [fixed, growth2, growth4]) filter.close()
       continue
@@ -173,25 +177,26 @@ export async function runLayeredBenchmarks(report: Report, { quick }: SuiteOptio
     })
     for (const filter of [fixed, growth2, growth4]) filter.close()
   }
-  await runLayeredRedisBenchmarks(report)
+  await runLayeredRedisBenchmarks(report, quick)
 }
 
-/** Redis: paired rounds per figure (each round a few hundred single calls and a few batches per subject). */
-const REDIS_ROUNDS = Number(process.env.LAYERED_REDIS_ROUNDS ?? 9)
+/** Redis: paired rounds per figure (each round a few hundred single calls and a few batches per subject); a quick run takes 3. */
+let REDIS_ROUNDS = Number(process.env.LAYERED_REDIS_ROUNDS ?? 9)
 const REDIS_SINGLE_CALLS = 500
 const REDIS_BATCH = 1000
 
 /**
- * Redis at 64× the first capacity: a scalable filter (growth 2 and 4) against a fixed one sized
- * for the final count, on one throwaway server. Checks of absent keys as single awaited calls and
- * as batches of 1000, in paired rounds.
+ * Redis at 64× the first capacity (8× in a quick run): a scalable filter (growth 2 and 4) against a
+ * fixed one sized for the final count, on one throwaway server. Checks of absent keys as single
+ * awaited calls and as batches of 1000, in paired rounds.
  */
-export async function runLayeredRedisBenchmarks(report: Report): Promise<void> {
+export async function runLayeredRedisBenchmarks(report: Report, quick = false): Promise<void> {
+  if (quick) REDIS_ROUNDS = 3
   const server = await startRedisServer()
   const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1, connectTimeout: 2000 })
   redis.on('error', () => {})
   try {
-    const scale = 64
+    const scale = quick ? 8 : 64
     const n = FIRST_CAPACITY * scale
     const keys = userKeys(0, n)
     const absent = userKeys(n, n + 100_000)
