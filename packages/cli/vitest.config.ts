@@ -7,7 +7,7 @@ export default defineProject({
     name: 'cli',
     include: ['test/**/*.test.ts'],
     // One standalone server and one 3-master Cluster for the whole run (the Cluster takes ~2 s).
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node'
-import { startRedisCluster, startRedisServer, type RedisAddress } from '../../../test-support/redis-servers.js'
+import { startRedisCluster, startRedisServer, type RedisAddress } from '../../../../test-support/redis-servers.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
