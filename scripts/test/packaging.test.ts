@@ -14,7 +14,8 @@ import { instrument, tsBlocks } from '../../test-support/readme-snippets.js'
  * A user's first install, for real: every package is packed with `pnpm pack` (which runs its
  * prepack build and rewrites `workspace:^`), and the tarballs are installed into a fresh app that
  * already has ioredis 5 (from the local pnpm store). The app compiles every README example
- * and a file using each package under strict TypeScript, with no cast, then runs the examples
+ * and a file using each package under strict TypeScript, with no cast (module resolution
+ * `nodenext`, and `bundler` for the file), then runs the examples
  * (Redis ones against a throwaway server) and checks each `// value` they claim.
  */
 const execFile = promisify(execFileCallback)
@@ -151,6 +152,10 @@ test('a fresh app with ioredis 5 installs the tarballs, compiles the READMEs and
   writeFileSync(join(app, 'tsconfig.declarations.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: false, noEmit: true }, files: ['src/usage.ts'] }))
   const declarations = await execFile(process.execPath, [tsc, '-p', join(app, 'tsconfig.declarations.json')]).catch((error: { stdout: string }) => error)
   expect(declarations.stdout, 'tsc of the declarations').toBe('')
+  // … and as a bundled app compiles (the README's other TypeScript setting): "moduleResolution": "bundler".
+  writeFileSync(join(app, 'tsconfig.bundler.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler', skipLibCheck: false, noEmit: true }, files: ['src/usage.ts'] }))
+  const bundler = await execFile(process.execPath, [tsc, '-p', join(app, 'tsconfig.bundler.json')]).catch((error: { stdout: string }) => error)
+  expect(bundler.stdout, 'tsc with moduleResolution bundler').toBe('')
 
   const cjs = await execFile(process.execPath, [join(app, 'dist', 'require.cjs')])
   expect(cjs.stdout.trim(), 'require() of the ESM package').toBe('function')
