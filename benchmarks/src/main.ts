@@ -3,7 +3,7 @@
 // (after `pnpm run build`) runs just that suite and replaces just its part; `--quick` writes a
 // first look to benchmarks/quick/ instead. How to add a suite: benchmarks/README.md.
 import { writeFileSync } from 'node:fs'
-import type { Suite } from './measure.js'
+import { sampleQuickly, type Suite } from './measure.js'
 import { Report } from './report.js'
 import { commit, headlineTable, machine, mergeResults, readResults, replaceMarkedBlock, writeResults, type SuiteResult } from './results.js'
 
@@ -34,6 +34,7 @@ if (unknown.length > 0) {
   process.exit(2)
 }
 const chosen = Object.keys(suites).filter((name) => only.length === 0 || only.includes(name))
+if (quick) sampleQuickly()
 
 const benchmarks = new URL('../', import.meta.url)
 const root = new URL('../', benchmarks)
