@@ -16,7 +16,7 @@ export default defineProject({
   test: {
     name: 'redis-ioredis5',
     env: { IOREDIS_MAJOR: '5' },
-    include: ['test/bit-store.test.ts', 'test/bloom-filter.test.ts', 'test/whole-shard.test.ts', 'test/data-loss.test.ts', 'test/readme.test.ts', 'test/clients.test.ts'],
+    include: ['test/bit-store.test.ts', 'test/bloom-filter.test.ts', 'test/whole-shard.test.ts', 'test/batch-connection.test.ts', 'test/data-loss.test.ts', 'test/readme.test.ts', 'test/clients.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

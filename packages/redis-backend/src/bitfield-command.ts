@@ -44,7 +44,7 @@ const PAIRS = (() => {
 })()
 
 /** Writes `value` (an unsigned 32-bit integer) as a RESP bulk string at `at`; returns the new end. */
-function writeBulkNumber(buffer: Buffer, at: number, value: number): number {
+export function writeBulkNumber(buffer: Buffer, at: number, value: number): number {
   const digits = value < 10 ? 1 : value < 100 ? 2 : value < 1e3 ? 3 : value < 1e4 ? 4 : value < 1e5 ? 5 : value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10
   buffer[at++] = 0x24 // '$'
   if (digits === 10) {
@@ -99,12 +99,43 @@ export function bitfieldCommand(
   to: number,
 ): Command {
   const name = set ? 'bitfield' : 'bitfield_ro'
+  const keyBulk = bulkString(key)
+  const buffer = Buffer.allocUnsafe(bitfieldBytes(keyBulk, (to - from) * hashes))
+  const end = writeBitfield(buffer, 0, set, keyBulk, markerOffset, positions, hashes, keys, from, to)
+  return new PreEncodedCommand(name, key, buffer.subarray(0, end))
+}
+
+/** `key` as a RESP bulk string: `$<bytes>\r\n<key>\r\n`. */
+export function bulkString(key: string): Buffer {
+  return Buffer.from(`$${Buffer.byteLength(key)}\r\n${key}\r\n`)
+}
+
+/** The most bytes {@link writeBitfield} writes for `bits` bit operations on the key `keyBulk`. */
+export function bitfieldBytes(keyBulk: Uint8Array, bits: number): number {
+  return 64 + keyBulk.length + 40 + bits * MAX_OP_BYTES
+}
+
+/**
+ * Writes the RESP of {@link bitfieldCommand} at `buffer[at]` (room: {@link bitfieldBytes}), the key
+ * given as a bulk string (with any key prefix); returns the end.
+ */
+export function writeBitfield(
+  buffer: Buffer,
+  at: number,
+  set: boolean,
+  keyBulk: Uint8Array,
+  markerOffset: number,
+  positions: Uint32Array,
+  hashes: number,
+  keys: Uint32Array,
+  from: number,
+  to: number,
+): number {
+  const name = set ? 'bitfield' : 'bitfield_ro'
   const bits = (to - from) * hashes
-  const keyBytes = Buffer.byteLength(key)
-  const buffer = Buffer.allocUnsafe(64 + keyBytes + 40 + bits * MAX_OP_BYTES)
-  let at = writeAscii(buffer, 0, `*${2 + 3 + bits * (set ? 4 : 3)}\r\n$${name.length}\r\n${name}\r\n$${keyBytes}\r\n`)
-  at = writeAscii(buffer, at, key)
-  at = writeAscii(buffer, at, '\r\n$3\r\nGET\r\n$3\r\nu32\r\n')
+  at = writeAscii(buffer, at, `*${2 + 3 + bits * (set ? 4 : 3)}\r\n$${name.length}\r\n${name}\r\n`)
+  for (let i = 0; i < keyBulk.length; i++) buffer[at + i] = keyBulk[i]
+  at = writeAscii(buffer, at + keyBulk.length, '$3\r\nGET\r\n$3\r\nu32\r\n')
   at = writeBulkNumber(buffer, at, markerOffset)
   const prefix = set ? SET_U1 : GET_U1
   // Byte loops rather than Buffer#copy: for 17 bytes a native call costs more than the copy.
@@ -118,7 +149,7 @@ export function bitfieldCommand(
       }
     }
   }
-  return new PreEncodedCommand(name, key, buffer.subarray(0, at))
+  return at
 }
 
 /**
@@ -162,20 +193,26 @@ export async function sendBitfield(
     }
     out[keys[k]] = result
   }
-  if (flagged && set && copyIfFlagged) {
-    // A rebuild is running: the next generation must get this key too, before we answer.
-    const ignored = new Uint8Array(batch.size)
-    try {
-      await sendBitfield(shards, 'next', true, shard, batch, keys, from, to, ignored, false)
-    } catch (error) {
-      if (!(error instanceof BloomError && error.code === 'BLOOM_DATA_LOST')) throw error
-      // The next generation is gone: swapped in since (so "live" is it now) or abandoned.
-      await sendBitfield(shards, 'live', true, shard, batch, keys, from, to, ignored, false)
-    }
+  if (flagged && set && copyIfFlagged) await copyToNext(shards, shard, batch, keys, from, to)
+}
+
+/**
+ * A rebuild is running (the live shard's marker is flagged): writes keys `keys[from … to − 1]`
+ * to the next generation too, before their add is answered.
+ */
+export async function copyToNext(shards: ShardGenerations, shard: number, batch: PositionBatch, keys: Uint32Array, from: number, to: number): Promise<void> {
+  const ignored = new Uint8Array(batch.size)
+  try {
+    await sendBitfield(shards, 'next', true, shard, batch, keys, from, to, ignored, false)
+  } catch (error) {
+    if (!(error instanceof BloomError && error.code === 'BLOOM_DATA_LOST')) throw error
+    // The next generation is gone: swapped in since (so "live" is it now) or abandoned.
+    await sendBitfield(shards, 'live', true, shard, batch, keys, from, to, ignored, false)
   }
 }
 
-async function discardUnmarked(shards: ShardGenerations, key: string): Promise<void> {
+/** Deletes `key` if it lacks both markers (debris a write to a lost shard re-created). Best effort. */
+export async function discardUnmarked(shards: ShardGenerations, key: string): Promise<void> {
   try {
     await shards.call(shards.client.eval(DISCARD_UNMARKED, 1, key, shards.shardBytes, shards.markerPlain, shards.markerFlagged), `discard ${key}`)
   } catch {

@@ -84,7 +84,14 @@ export class ShardGenerations {
    *   is gone or belongs to a filter created again under the name.
    */
   async verifyMeta(what: string): Promise<void> {
-    const stored = await this.call(this.client.hmget(this.names.meta, ...CHECKED_FIELDS), what)
+    this.checkMeta(await this.call(this.client.hmget(this.names.meta, ...CHECKED_FIELDS), what), what)
+  }
+
+  /**
+   * {@link verifyMeta}'s verdict on the stored values of the meta's checked fields, in
+   * {@link CHECKED_FIELDS} order (null for a missing field).
+   */
+  checkMeta(stored: ReadonlyArray<string | null>, what: string): void {
     const expected = this.metaValues
     if (stored.every((value, i) => value === expected[i])) return
     const name = this.names.name

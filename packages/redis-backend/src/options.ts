@@ -79,6 +79,15 @@ export interface RedisStoreOptions {
    */
   readonly blockReads?: boolean
   /**
+   * Send batches over a connection of their own to each Redis node, opened with the client's own
+   * options (ioredis `duplicate()`) on first use: per node a batch is one write of RESP encoded by
+   * bloomkit, and its replies are read in place instead of as a JS value per reply. Checks read
+   * each key's 64-byte block with GETRANGE inside MULTI/EXEC (blocked layout). While such a
+   * connection cannot be opened, batches take the client's own connection. `false`: always the
+   * client's connection. Default: true.
+   */
+  readonly batchConnection?: boolean
+  /**
    * Single `add`/`has` calls (and batches of up to 64 keys) are gathered into shared batches:
    * those made in the same tick are sent together when it ends; while a gathered batch is in
    * flight, new calls wait for it, up to this many milliseconds, and then travel together. From
@@ -147,6 +156,7 @@ export function checkOptions(options: RedisFilterOptions): void {
   if (options.lockWait !== undefined) checkInteger('lockWait', options.lockWait, 0, 2 ** 31 - 1)
   if (options.coalesceWait !== undefined) checkInteger('coalesceWait', options.coalesceWait, 0, 1000)
   if (options.blockReads !== undefined && typeof options.blockReads !== 'boolean') throw invalidParameter('blockReads', 'a boolean', options.blockReads)
+  if (options.batchConnection !== undefined && typeof options.batchConnection !== 'boolean') throw invalidParameter('batchConnection', 'a boolean', options.batchConnection)
 }
 
 /** The `ttl` option in milliseconds, 0 for none. */

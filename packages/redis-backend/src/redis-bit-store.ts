@@ -2,7 +2,9 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { BitStore, BitStoreCapabilities, PositionBatch, ShardGroup } from '@bloomkit/core/store'
 import { sendBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
+import { BatchConnections } from './batch-connection.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
+import { DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
 import { DEFAULT_COALESCE_WAIT_MS, type RedisStoreOptions } from './options.js'
@@ -41,6 +43,26 @@ function packCalls(groups: ShardGroup[]): ShardGroup[][] {
   return calls
 }
 
+const NONE = new Uint32Array(0)
+
+/**
+ * The batch's keys by shard, shards ascending, input order within each: core's groupByShard, by a
+ * counting sort when the filter has few shards for the batch (no Map, one array of keys).
+ */
+function groupByShard(batch: PositionBatch, shardCount: number): ShardGroup[] {
+  const { size, shards } = batch
+  if (shardCount > 4 * size + 64) return batch.groupByShard()
+  const starts = new Uint32Array(shardCount + 1)
+  for (let i = 0; i < size; i++) starts[shards[i] + 1]++
+  for (let s = 0; s < shardCount; s++) starts[s + 1] += starts[s]
+  const fill = starts.slice(0, shardCount)
+  const sorted = new Uint32Array(size)
+  for (let i = 0; i < size; i++) sorted[fill[shards[i]]++] = i
+  const groups: ShardGroup[] = []
+  for (let s = 0; s < shardCount; s++) if (starts[s + 1] > starts[s]) groups.push({ shard: s, keys: sorted.subarray(starts[s], starts[s + 1]) })
+  return groups
+}
+
 /**
  * The keys whose positions all lie in one 512-bit block (every key, when the positions come from
  * the blocked layout's hashing), and the others, which go per bit.
@@ -58,7 +80,7 @@ function splitByBlock(batch: PositionBatch, keys: Uint32Array): [Uint32Array, Ui
       }
     }
   }
-  if (spread === undefined) return [keys, new Uint32Array(0)]
+  if (spread === undefined) return [keys, NONE]
   const others = new Set(spread)
   return [keys.filter((key) => !others.has(key)), Uint32Array.from(spread)]
 }
@@ -113,6 +135,8 @@ export class RedisBitStore implements BitStore<false> {
    * fill. Follows the previous add batch: at least half of its keys present.
    */
   private testFirst = true
+  /** The batch paths over the client's batch connections (live store, unless switched off). */
+  private readonly direct: DirectBatches | undefined
   private closed = false
 
   /** @param generation 'next' for the store a rebuild fills. */
@@ -127,6 +151,7 @@ export class RedisBitStore implements BitStore<false> {
     this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && options.blockReads !== false
     // Duck-typed: the app's ioredis may be another copy than ours (a peer dependency).
     this.crossShardCalls = (shards.client as { isCluster?: boolean }).isCluster !== true
+    this.direct = generation === 'live' && options.batchConnection !== false ? new DirectBatches(shards, BatchConnections.of(shards.client), this.keysPerCommand) : undefined
     const waitMs = options.coalesceWait ?? DEFAULT_COALESCE_WAIT_MS
     this.coalesced = { set: new Coalescer((batch, out) => this.run(true, batch, out), waitMs), test: new Coalescer((batch, out) => this.run(false, batch, out), waitMs) }
   }
@@ -217,6 +242,7 @@ export class RedisBitStore implements BitStore<false> {
    * `keysPerCommand` keys. All in flight together.
    */
   private async run(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void> {
+    if (this.direct !== undefined && (await this.runDirect(this.direct, set, batch, out))) return
     const uncork = corkWrites(this.shards.client)
     let commands: Promise<void>[]
     try {
@@ -232,6 +258,45 @@ export class RedisBitStore implements BitStore<false> {
       for (let i = 0; i < batch.size; i++) present += 1 - out[i]
       this.testFirst = 2 * present >= batch.size
     }
+  }
+
+  /**
+   * The batch over the batch connections: per node a few writes (whole-shard groups aside, which
+   * go through the client as in {@link send}). False, having sent nothing, when a node's
+   * connection is not open: the caller then takes the client's path.
+   */
+  private async runDirect(direct: DirectBatches, set: boolean, batch: PositionBatch, out: Uint8Array): Promise<boolean> {
+    const { shards, generation } = this
+    const whole: ShardGroup[] = []
+    const blocks: Part[] = []
+    const perBit: Part[] = []
+    const byBlock = this.blockReads && (!set || this.testFirst)
+    for (const group of groupByShard(batch, this.parameters.shards)) {
+      const { shard, keys } = group
+      if (keys.length >= this.scanMinKeys) {
+        whole.push(group)
+      } else if (byBlock) {
+        // Keys whose bits are not all in one block (never, for the blocked layout's positions) go per bit.
+        const [inBlock, spread] = splitByBlock(batch, keys)
+        if (inBlock.length > 0) blocks.push({ shard, keys: inBlock, from: 0, to: inBlock.length })
+        if (spread.length > 0) perBit.push({ shard, keys: spread, from: 0, to: spread.length })
+      } else {
+        perBit.push({ shard, keys, from: 0, to: keys.length })
+      }
+    }
+    // Nothing is sent before every node's connection is known to be open (else the client's path takes it all).
+    const jobs = await direct.send(set, batch, blocks, perBit, out)
+    if (jobs === NO_CONNECTION) return false
+    const wholes = whole.map(({ shard, keys }) => (set ? orWhole(shards, generation, shard, batch, keys, out) : readWhole(shards, generation, shard, batch, keys, out)))
+    // The meta's verdict comes first, as in run().
+    const settled = await Promise.allSettled([...jobs.slice(0, 1), ...wholes, ...jobs.slice(1)])
+    for (const result of settled) if (result.status === 'rejected') throw result.reason
+    if (set && this.blockReads) {
+      let present = 0
+      for (let i = 0; i < batch.size; i++) present += 1 - out[i]
+      this.testFirst = 2 * present >= batch.size
+    }
+    return true
   }
 
   /** Issues the batch's commands (see {@link run}); what each resolves to is written to `out`. */

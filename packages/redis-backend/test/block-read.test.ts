@@ -17,8 +17,8 @@ describe.each([
 ] as const)('block reads on %s', (topology, client) => {
   test('answer exactly as BITFIELD batches, with one script call per 256 keys (per shard on a Cluster), and write only keys not yet present', async () => {
     const parameters = { bits: 4 * 512 * 64, hashes: 7, shards: 4, seed: 7, layout: 'blocked' as const }
-    const perBit = await RedisBloomFilter.fromParameters(client, uniqueName('per-bit'), parameters, { scanBytesPerKey: 0, blockReads: false })
-    const blocks = await RedisBloomFilter.fromParameters(client, uniqueName('blocks'), parameters, { scanBytesPerKey: 0 })
+    const perBit = await RedisBloomFilter.fromParameters(client, uniqueName('per-bit'), parameters, { scanBytesPerKey: 0, blockReads: false, batchConnection: false })
+    const blocks = await RedisBloomFilter.fromParameters(client, uniqueName('blocks'), parameters, { scanBytesPerKey: 0, batchConnection: false })
     // 750 distinct keys, a third of them twice in the same batch.
     const keys = Array.from({ length: 1000 }, (_, i) => `k:${i % 750}`)
     const added = [await perBit.addMany(keys)]
@@ -54,7 +54,7 @@ describe.each([
   })
 
   test('a server that lost its scripts (restart, failover, SCRIPT FLUSH) gets the script again', async () => {
-    const filter = await RedisBloomFilter.fromParameters(client, uniqueName('noscript'), { bits: 2 * 512 * 16, hashes: 5, shards: 2, seed: 1, layout: 'blocked' }, { scanBytesPerKey: 0 })
+    const filter = await RedisBloomFilter.fromParameters(client, uniqueName('noscript'), { bits: 2 * 512 * 16, hashes: 5, shards: 2, seed: 1, layout: 'blocked' }, { scanBytesPerKey: 0, batchConnection: false })
     await filter.addMany(['a', 'b', 'c'])
     expect(await filter.hasMany(['a', 'b', 'c', 'd'])).toEqual([true, true, true, false])
     const nodes = client === cluster ? cluster.nodes('master') : [redis]
@@ -68,9 +68,10 @@ test('single calls from separate events wait (at most coalesceWait ms) for the b
   const parameters = { bits: 512 * 64, hashes: 7, shards: 1, seed: 3, layout: 'blocked' as const }
   const name = uniqueName('coalesce-wait')
   const keys = Array.from({ length: 300 }, (_, i) => `k:${i}`)
-  const gathered = await RedisBloomFilter.fromParameters(redis, name, parameters, { scanBytesPerKey: 0 })
+  // Script calls through the client are counted, so these filters take the client's connection.
+  const gathered = await RedisBloomFilter.fromParameters(redis, name, parameters, { scanBytesPerKey: 0, batchConnection: false })
   await gathered.addMany(keys)
-  const eager = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, coalesceWait: 0 })
+  const eager = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, coalesceWait: 0, batchConnection: false })
   /** 300 `has` calls, each from its own event (as requests arriving on a socket): how many script calls they cost. */
   const callsFromEvents = async (filter: RedisBloomFilter) =>
     count(
@@ -88,7 +89,7 @@ test('single calls from separate events wait (at most coalesceWait ms) for the b
 
 test('on a Cluster, one block read per node spans its shards; a node that refuses one (a slot moved) is read shard by shard', async () => {
   const parameters = { bits: 12 * 512 * 32, hashes: 7, shards: 12, seed: 5, layout: 'blocked' as const }
-  const filter = await RedisBloomFilter.fromParameters(cluster, uniqueName('per-node'), parameters, { scanBytesPerKey: 0 })
+  const filter = await RedisBloomFilter.fromParameters(cluster, uniqueName('per-node'), parameters, { scanBytesPerKey: 0, batchConnection: false })
   const keys = Array.from({ length: 200 }, (_, i) => `k:${i}`)
   await filter.addMany(keys)
   const reads = await commandsOf(cluster, async () => expect((await filter.hasMany(keys)).every(Boolean)).toBe(true))
@@ -112,17 +113,21 @@ test('on a Cluster, one block read per node spans its shards; a node that refuse
   await filter.destroy()
 })
 
-test('on a Cluster, a key twice in one batch is new at its first place even when its shard spans calls answered out of order', async () => {
+test.each([
+  ['client connection', false],
+  ['batch connections', true],
+])('on a Cluster, a key twice in one batch is new at its first place even when its shard spans calls answered out of order (%s)', async (_, batchConnection) => {
   const parameters = { bits: 12 * 512 * 64, hashes: 7, shards: 12, seed: 9, layout: 'blocked' as const }
-  const perBit = await RedisBloomFilter.fromParameters(cluster, uniqueName('order-per-bit'), parameters, { scanBytesPerKey: 0, blockReads: false })
-  const blocks = await RedisBloomFilter.fromParameters(cluster, uniqueName('order-blocks'), parameters, { scanBytesPerKey: 0 })
+  const perBit = await RedisBloomFilter.fromParameters(cluster, uniqueName('order-per-bit'), parameters, { scanBytesPerKey: 0, blockReads: false, batchConnection: false })
+  const blocks = await RedisBloomFilter.fromParameters(cluster, uniqueName('order-blocks'), parameters, { scanBytesPerKey: 0, batchConnection })
   // 3000 places, 1000 distinct keys: every key three times, far apart, so each node's keys fill
   // several 256-key calls and a key's places fall in different calls.
   const keys = Array.from({ length: 3000 }, (_, i) => `d:${i % 1000}`)
   const expected = await perBit.addMany(keys)
   // Make the client believe one shard's slot lives on shard 0's node: the calls that mix them are
   // refused and read again shard by shard (a second round trip), while the node's other calls are
-  // answered at once — the order in which reads come back is no longer the batch's order.
+  // answered at once — the order in which reads come back is no longer the batch's order. Over
+  // the batch connections the node answers that shard MOVED, and its keys go through the client.
   const slots = (cluster as unknown as { slots: string[][] }).slots
   const names = namesOf(blocks)
   const owner = (shard: number) => slots[names.slot(shard)][0]

@@ -52,12 +52,16 @@ export function namesOf(filter: { readonly name: string; readonly parameters: { 
 }
 
 /**
- * The ways a batch reaches Redis, as store options, so that behaviour tests run on each: block
- * reads (the default for the blocked layout), BITFIELD per bit, and whole-shard reads and ORs.
+ * The ways a batch reaches Redis, as store options, so that behaviour tests run on each: over the
+ * batch connections (the default) block reads (the default for the blocked layout) and BITFIELD
+ * per bit; the same through the client's own connection (block reads by script); and whole-shard
+ * reads and ORs.
  */
 export const PATHS = [
   ['block reads', { scanBytesPerKey: 0 }],
   ['BITFIELD', { scanBytesPerKey: 0, blockReads: false }],
+  ['block reads, client connection', { scanBytesPerKey: 0, batchConnection: false }],
+  ['BITFIELD, client connection', { scanBytesPerKey: 0, blockReads: false, batchConnection: false }],
   ['whole shards', { scanBytesPerKey: 2 ** 31 - 1 }],
 ] as const
 

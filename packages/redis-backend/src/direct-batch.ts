@@ -1,0 +1,396 @@
+// A batch over the batch connections (batch-connection.ts): per node a few writes of RESP encoded
+// here, their replies read in place. Checks read each key's 64-byte block with a plain GETRANGE
+// (blocked layout) or its bits with BITFIELD_RO; adds set bits with BITFIELD. A shard's marker is
+// read in the same atomic step as its bits: a GETRANGE of it inside the MULTI/EXEC that reads the
+// blocks (per chunk of keys on a standalone server; per shard on a Cluster, where a transaction
+// stays in one slot), or BITFIELD's leading `GET u32`.
+import type { BloomError } from '@bloomkit/core'
+import type { PositionBatch } from '@bloomkit/core/store'
+import { bitfieldBytes, bulkString, copyToNext, discardUnmarked, sendBitfield, writeBitfield, writeBulkNumber } from './bitfield-command.js'
+import { allBitsInBlock, BLOCK_BYTES } from './block-read.js'
+import { lineInteger, type BatchConnection, type BatchConnections, type Replies } from './batch-connection.js'
+import { dataLost, storeError } from './errors.js'
+import type { ShardGenerations } from './generations.js'
+import { slotOf } from './key-names.js'
+import { CHECKED_FIELDS } from './meta.js'
+
+const MULTI = Buffer.from('*1\r\n$5\r\nMULTI\r\n')
+const EXEC = Buffer.from('*1\r\n$4\r\nEXEC\r\n')
+const GETRANGE = Buffer.from('*4\r\n$8\r\nGETRANGE\r\n')
+/** The most bytes of a GETRANGE besides its key: the command and two numbers. */
+const GETRANGE_BYTES = GETRANGE.length + 2 * 17
+/**
+ * Keys per request (one write, its replies read together). A node's requests go out one after
+ * another, so Redis works on the first while the client encodes the next, and the client reads
+ * one's replies while Redis works on the next.
+ */
+const CHUNK_KEYS = 256
+/** Request buffers kept for reuse, per filter. */
+const SPARE_BUFFERS = 8
+
+/** Errors after which the keys concerned go through the client instead, which follows redirects. */
+const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|CROSSSLOT)\b/
+
+/** The byte after the CRLF ending the line at `at` (the line has arrived). */
+function next(data: Buffer, at: number): number {
+  return data.indexOf(0x0d, at) + 2
+}
+
+function errorText(data: Buffer, at: number): string {
+  return data.toString('utf8', at + 1, data.indexOf(0x0d, at))
+}
+
+function copy(buffer: Buffer, at: number, bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; i++) buffer[at + i] = bytes[i]
+  return at + bytes.length
+}
+
+/** A shard's keys `keys[from … to)`. */
+export interface Part {
+  readonly shard: number
+  readonly keys: Uint32Array
+  readonly from: number
+  readonly to: number
+}
+
+/** Says that a batch cannot go over the batch connections now: the caller takes the client's path. */
+export const NO_CONNECTION = Symbol('no batch connection')
+
+/** Splits parts into chunks of at most `size` keys, splitting a part only where it is larger. */
+function chunksOf(parts: readonly Part[], size: number): Part[][] {
+  const chunks: Part[][] = []
+  let chunk: Part[] = []
+  let keys = 0
+  for (const part of parts) {
+    for (let from = part.from; from < part.to; ) {
+      const take = Math.min(part.to - from, size - keys)
+      chunk.push({ shard: part.shard, keys: part.keys, from, to: from + take })
+      keys += take
+      from += take
+      if (keys === size) {
+        chunks.push(chunk)
+        chunk = []
+        keys = 0
+      }
+    }
+  }
+  if (chunk.length > 0) chunks.push(chunk)
+  return chunks
+}
+
+/** The batch paths over {@link BatchConnections}, for one filter's live shards. */
+export class DirectBatches {
+  private readonly shards: ShardGenerations
+  private readonly connections: BatchConnections
+  private readonly keysPerCommand: number
+  /** Per shard: its key as a RESP bulk string (key prefix included), made on first use. */
+  private readonly keyBulks: Array<Buffer | undefined>
+  private readonly markerOffset: number
+  /** `HMGET <meta> <checked fields>`, sent with a batch's first request to the meta's node. */
+  private readonly metaCommand: Buffer
+  private readonly metaSlot: number
+  private readonly spare: Buffer[] = []
+
+  constructor(shards: ShardGenerations, connections: BatchConnections, keysPerCommand: number) {
+    this.shards = shards
+    this.connections = connections
+    this.keysPerCommand = keysPerCommand
+    this.keyBulks = new Array<Buffer | undefined>(shards.parameters.shards)
+    this.markerOffset = shards.shardBytes
+    const prefix = (shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
+    const meta = prefix + shards.names.meta
+    this.metaSlot = slotOf(meta)
+    this.metaCommand = Buffer.concat([Buffer.from(`*${2 + CHECKED_FIELDS.length}\r\n$5\r\nHMGET\r\n`), bulkString(meta), ...CHECKED_FIELDS.map(bulkString)])
+  }
+
+  /**
+   * Sends a batch's groups: `blocks` read by block (checks, and adds reading first with
+   * `set`), `perBit` by BITFIELD (adds) or BITFIELD_RO (checks); the meta's checked fields are
+   * compared too. Resolves to the promises of the requests (the meta's verdict first), or to
+   * {@link NO_CONNECTION}, having sent nothing, when a node's connection is not open.
+   */
+  async send(set: boolean, batch: PositionBatch, blocks: readonly Part[], perBit: readonly Part[], out: Uint8Array): Promise<Array<Promise<void>> | typeof NO_CONNECTION> {
+    const nodes = new Map<string, { blocks: Part[]; perBit: Part[] }>()
+    for (const [list, kind] of [
+      [blocks, 'blocks'],
+      [perBit, 'perBit'],
+    ] as const) {
+      for (const part of list) {
+        const node = this.connections.nodeOf(this.shards.names.slot(part.shard))
+        if (node === undefined) return NO_CONNECTION
+        let work = nodes.get(node)
+        if (work === undefined) nodes.set(node, (work = { blocks: [], perBit: [] }))
+        work[kind].push(part)
+      }
+    }
+    const connections = new Map<string, BatchConnection>()
+    for (const node of nodes.keys()) {
+      const connection = await this.connections.get(node)
+      if (connection === undefined || !connection.alive) return NO_CONNECTION
+      connections.set(node, connection)
+    }
+    const metaNode = this.connections.nodeOf(this.metaSlot)
+    let meta: Promise<void> | undefined
+    const jobs: Array<Promise<void>> = []
+    for (const [node, work] of nodes) {
+      const connection = connections.get(node)!
+      let previous: Promise<unknown> = Promise.resolve()
+      for (const chunk of chunksOf(work.blocks, CHUNK_KEYS)) {
+        const withMeta = meta === undefined && node === metaNode
+        let job: Promise<void>
+        if (!set) {
+          job = this.readBlocks(connection, batch, chunk, out, undefined, withMeta)
+        } else {
+          // A chunk's writes leave after the previous chunk's were sent: a key twice in a batch
+          // (same shard, maybe another chunk) must be written, and said new, in input order.
+          const sent = this.addReadingFirst(connection, batch, chunk, out, withMeta, previous)
+          previous = sent.then(
+            (done) => done,
+            () => undefined,
+          )
+          job = sent.then((done) => done.done)
+        }
+        if (withMeta) meta = job
+        else jobs.push(job)
+      }
+      for (const chunk of chunksOf(work.perBit, CHUNK_KEYS)) {
+        const withMeta = meta === undefined && node === metaNode
+        const job = this.bitfields(connection, set, batch, chunk, out, withMeta)
+        if (withMeta) meta = job
+        else jobs.push(job)
+      }
+    }
+    jobs.unshift(meta ?? this.shards.verifyMeta(set ? 'add' : 'has'))
+    return jobs
+  }
+
+  private keyBulk(shard: number): Buffer {
+    let bulk = this.keyBulks[shard]
+    if (bulk === undefined) {
+      const prefix = (this.shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
+      this.keyBulks[shard] = bulk = bulkString(prefix + this.shards.key(shard, 'live'))
+    }
+    return bulk
+  }
+
+  private take(size: number): Buffer {
+    for (let i = this.spare.length - 1; i >= 0; i--) {
+      if (this.spare[i].length >= size) return this.spare.splice(i, 1)[0]
+    }
+    return Buffer.allocUnsafeSlow(Math.max(size, 1 << 16))
+  }
+
+  private give(buffer: Buffer): void {
+    if (this.spare.length < SPARE_BUFFERS) this.spare.push(buffer)
+  }
+
+  /** Writes `buffer[0 … end)` as one request; the buffer is reused once written. */
+  private request(connection: BatchConnection, buffer: Buffer, end: number, replies: number, what: string): Promise<Replies> {
+    return connection.request(buffer.subarray(0, end), replies, this.shards.timeout, what, () => this.give(buffer))
+  }
+
+  /** The meta's stored values from an HMGET reply at `at`, checked; returns the reply's end. */
+  private checkMeta(data: Buffer, at: number, what: string): number {
+    if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what)
+    const count = lineInteger(data, at)
+    at = next(data, at)
+    const values: Array<string | null> = []
+    for (let i = 0; i < count; i++) {
+      if (data[at] === 0x5f || lineInteger(data, at) < 0) {
+        values.push(null)
+        at = next(data, at)
+      } else {
+        const length = lineInteger(data, at)
+        at = next(data, at)
+        values.push(data.toString('utf8', at, at + length))
+        at += length + 2
+      }
+    }
+    this.shards.checkMeta(values, what)
+    return at
+  }
+
+  /**
+   * Reads the blocks of the keys of `parts` (blocked layout) and tests them: `out[key]` 1 when all
+   * its bits are set. With `flagged`, sets `flagged[i]` for part i when its shard's marker is the
+   * flagged one (or the node redirected it). Parts the node redirected are checked through the
+   * client (BITFIELD_RO).
+   */
+  async readBlocks(connection: BatchConnection, batch: PositionBatch, parts: Part[], out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean): Promise<void> {
+    const perShard = this.connections.cluster
+    let size = 2 * (MULTI.length + EXEC.length) + (withMeta ? this.metaCommand.length : 0)
+    for (const { shard, from, to } of parts) size += (to - from + 1) * (GETRANGE_BYTES + this.keyBulk(shard).length) + (perShard ? MULTI.length + EXEC.length : 0)
+    const buffer = this.take(size)
+    const { positions, hashes } = batch
+    let at = withMeta ? copy(buffer, 0, this.metaCommand) : 0
+    let replies = withMeta ? 1 : 0
+    const marker = this.markerOffset
+    for (let p = 0; p < parts.length; p++) {
+      const { shard, keys, from, to } = parts[p]
+      const keyBulk = this.keyBulk(shard)
+      if (p === 0 || perShard) {
+        at = copy(buffer, at, MULTI)
+        replies += 2 // +OK, and EXEC's reply
+      }
+      at = copy(buffer, copy(buffer, at, GETRANGE), keyBulk)
+      at = writeBulkNumber(buffer, writeBulkNumber(buffer, at, marker), marker + 3)
+      for (let k = from; k < to; k++) {
+        const offset = (positions[keys[k] * hashes] >>> 9) << 6
+        at = copy(buffer, copy(buffer, at, GETRANGE), keyBulk)
+        at = writeBulkNumber(buffer, writeBulkNumber(buffer, at, offset), offset + BLOCK_BYTES - 1)
+      }
+      replies += to - from + 1 // +QUEUED each
+      if (p === parts.length - 1 || perShard) at = copy(buffer, at, EXEC)
+    }
+    const what = `has on ${this.shards.key(parts[0].shard, 'live')}`
+    const reply = await this.request(connection, buffer, at, replies, what)
+    const redirected = this.testBlocks(reply, parts, perShard, batch, out, flagged, withMeta)
+    if (flagged !== undefined) for (const p of redirected) flagged[p] = 1
+    await Promise.all(redirected.map((p) => sendBitfield(this.shards, 'live', false, parts[p].shard, batch, parts[p].keys, parts[p].from, parts[p].to, out, false)))
+  }
+
+  /** Reads the replies of {@link readBlocks}; returns the indexes of the parts to send again through the client. */
+  private testBlocks(reply: Replies, parts: Part[], perShard: boolean, batch: PositionBatch, out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean): number[] {
+    const { data } = reply
+    const { positions, hashes } = batch
+    const { markerPlain, markerFlagged } = this.shards
+    const redirected: number[] = []
+    let at = withMeta ? this.checkMeta(data, reply.start, 'has') : reply.start
+    for (let first = 0; first < parts.length; ) {
+      const last = perShard ? first + 1 : parts.length
+      const what = () => `has on ${this.shards.key(parts[first].shard, 'live')}`
+      // MULTI's +OK and each command's +QUEUED, or the error that queueing it met.
+      let error: string | undefined
+      let queued = 1
+      for (let p = first; p < last; p++) queued += parts[p].to - parts[p].from + 1
+      for (let i = 0; i < queued; i++) {
+        if (data[at] === 0x2d) error ??= errorText(data, at)
+        at = next(data, at)
+      }
+      if (data[at] !== 0x2a || data[at + 1] === 0x2d) {
+        // EXECABORT (a command was refused) or a nil reply: nothing ran.
+        const text = error ?? (data[at] === 0x2d ? errorText(data, at) : 'transaction aborted')
+        if (!REDIRECTED.test(text)) throw storeError(new Error(text), what())
+        for (let p = first; p < last; p++) redirected.push(p)
+        at = next(data, at)
+        first = last
+        continue
+      }
+      at = next(data, at)
+      for (let p = first; p < last; p++) {
+        const { keys, from, to } = parts[p]
+        // The marker: `$4\r\n` and 4 bytes, or fewer bytes for a key that is gone or short.
+        if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what())
+        const length = lineInteger(data, at)
+        at = next(data, at)
+        const isPlain = length === 4 && data[at] === markerPlain[0] && data[at + 1] === markerPlain[1] && data[at + 2] === markerPlain[2] && data[at + 3] === markerPlain[3]
+        const isFlagged = length === 4 && data[at] === markerFlagged[0] && data[at + 1] === markerFlagged[1] && data[at + 2] === markerFlagged[2] && data[at + 3] === markerFlagged[3]
+        if (!isPlain && !isFlagged) throw dataLost(what())
+        if (flagged !== undefined) flagged[p] = isPlain ? 0 : 1
+        at += length + 2
+        for (let k = from; k < to; k++) {
+          if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what())
+          if (lineInteger(data, at) !== BLOCK_BYTES) throw dataLost(what())
+          at = next(data, at)
+          out[keys[k]] = allBitsInBlock(data, at, positions, hashes, keys[k]) ? 1 : 0
+          at += BLOCK_BYTES + 2
+        }
+      }
+      first = last
+    }
+    return redirected
+  }
+
+  /**
+   * An add that reads the keys' blocks first: keys whose bits are all set are not new (bits are
+   * only ever set), and only the others are written, with BITFIELD, which says exactly which were
+   * new. A shard being rebuilt (flagged marker) gets all its keys written. Resolves once the
+   * writes are sent (after `previous`), to their completion.
+   */
+  private async addReadingFirst(connection: BatchConnection, batch: PositionBatch, parts: Part[], out: Uint8Array, withMeta: boolean, previous: Promise<unknown>): Promise<{ done: Promise<void> }> {
+    const found = new Uint8Array(batch.size)
+    const flagged = new Uint8Array(parts.length)
+    await this.readBlocks(connection, batch, parts, found, flagged, withMeta)
+    const writes: Part[] = []
+    for (let p = 0; p < parts.length; p++) {
+      const { shard, keys, from, to } = parts[p]
+      const missing = new Uint32Array(to - from)
+      let count = 0
+      for (let k = from; k < to; k++) {
+        if (flagged[p] === 0 && found[keys[k]] === 1) out[keys[k]] = 0
+        else missing[count++] = keys[k]
+      }
+      if (count > 0) writes.push({ shard, keys: missing, from: 0, to: count })
+    }
+    await previous
+    return { done: this.bitfields(connection, true, batch, writes, out, false) }
+  }
+
+  /**
+   * BITFIELD (`set`) or BITFIELD_RO on the keys of `parts`, at most `keysPerCommand` keys per
+   * command, in one request; `out[key]` as {@link sendBitfield} gives it. A shard being rebuilt
+   * (flagged marker) gets its added keys copied to the next generation; commands the node
+   * redirected are sent again through the client.
+   */
+  bitfields(connection: BatchConnection, set: boolean, batch: PositionBatch, parts: Part[], out: Uint8Array, withMeta: boolean): Promise<void> {
+    const commands: Part[] = []
+    let size = withMeta ? this.metaCommand.length : 0
+    for (const { shard, keys, from, to } of parts) {
+      for (let start = from; start < to; start += this.keysPerCommand) {
+        const end = Math.min(to, start + this.keysPerCommand)
+        commands.push({ shard, keys, from: start, to: end })
+        size += bitfieldBytes(this.keyBulk(shard), (end - start) * batch.hashes)
+      }
+    }
+    if (commands.length === 0 && !withMeta) return Promise.resolve()
+    const buffer = this.take(size)
+    let at = withMeta ? copy(buffer, 0, this.metaCommand) : 0
+    for (const { shard, keys, from, to } of commands) at = writeBitfield(buffer, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to)
+    const what = set ? 'add' : 'has'
+    return this.request(connection, buffer, at, commands.length + (withMeta ? 1 : 0), what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta))
+  }
+
+  private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean): Promise<void> {
+    const { data } = reply
+    const { hashes } = batch
+    const followUps: Array<Promise<void>> = []
+    let lost: BloomError | undefined
+    let at = withMeta ? this.checkMeta(data, reply.start, set ? 'add' : 'has') : reply.start
+    for (const { shard, keys, from, to } of commands) {
+      const what = () => `${set ? 'add' : 'has'} on ${this.shards.key(shard, 'live')}`
+      if (data[at] === 0x2d) {
+        const text = errorText(data, at)
+        at = next(data, at)
+        if (!REDIRECTED.test(text)) throw storeError(new Error(text), what())
+        followUps.push(sendBitfield(this.shards, 'live', set, shard, batch, keys, from, to, out, true))
+        continue
+      }
+      at = next(data, at)
+      const marker = lineInteger(data, at)
+      at = next(data, at)
+      const flagged = marker === this.shards.marker + 1
+      if (marker !== this.shards.marker && !flagged) {
+        lost ??= dataLost(what())
+        // A write to a lost key just re-created it without a marker: remove that debris.
+        if (set) followUps.push(discardUnmarked(this.shards, this.shards.key(shard, 'live')))
+        at += (to - from) * hashes * 4
+        continue
+      }
+      // Each bit's reply is `:0\r\n` or `:1\r\n` (its old value): 4 bytes, the digit second.
+      for (let k = from; k < to; k++) {
+        let any = 0
+        let all = 1
+        for (let h = 0; h < hashes; h++, at += 4) {
+          const bit = data[at + 1] - 0x30
+          any |= bit ^ 1
+          all &= bit
+        }
+        out[keys[k]] = set ? any : all
+      }
+      if (flagged && set) followUps.push(copyToNext(this.shards, shard, batch, keys, from, to))
+    }
+    const settled = await Promise.allSettled(followUps)
+    if (lost !== undefined) throw lost
+    for (const result of settled) if (result.status === 'rejected') throw result.reason
+  }
+}
