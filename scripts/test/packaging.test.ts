@@ -116,11 +116,13 @@ test('a fresh app with ioredis 5 installs the tarballs, compiles the READMEs and
   // From the local store; the registry only for metadata a machine has never fetched (a first run).
   await execFile('pnpm', ['install', '--prefer-offline', '--ignore-workspace', '--reporter=silent'], { cwd: app })
   expect(packageJson(join(app, 'node_modules/ioredis')).version).toBe(IOREDIS_5)
-  // The cli's bin as the install links it: `bloomkit size` prints what its README shows, line for line.
-  const sample = readFileSync(join(root, 'packages/cli/README.md'), 'utf8').match(/^\$ bloomkit (size .*)\n([\s\S]*?)\n\n/m)
-  expect(sample, 'the cli README shows a `bloomkit size` run').not.toBeNull()
-  const size = await execFile(join(app, 'node_modules', '.bin', 'bloomkit'), sample![1].split(' '))
-  expect(size.stdout.trimEnd(), 'bloomkit size from the tarball').toBe(sample![2].trimEnd())
+  // The cli's bin as the install links it: `bloomkit size` prints what the READMEs show, line for line.
+  for (const readme of ['packages/cli/README.md', 'README.md']) {
+    const sample = readFileSync(join(root, readme), 'utf8').match(/^\$ bloomkit (size .*)\n([\s\S]*?)\n\n/m)
+    expect(sample, `${readme} shows a \`bloomkit size\` run`).not.toBeNull()
+    const size = await execFile(join(app, 'node_modules', '.bin', 'bloomkit'), sample![1].split(' '))
+    expect(size.stdout.trimEnd(), `bloomkit size from the tarball, as ${readme} shows it`).toBe(sample![2].trimEnd())
+  }
 
   const examples: string[] = []
   /**
