@@ -199,13 +199,16 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   const naive = await naiveBaseline(redis, naiveKey)
   await naive.add(keys)
   const naiveChunks = cycle(chunks(keys, NAIVE_KEYS))
-  const filters: Array<{ label: string; filter: RedisBloomFilter }> = []
+  // On standalone, each filter is also measured through the client's own connection
+  // (batchConnection: false), the path batches took before they had connections of their own.
+  const filters: Array<{ label: string; filter: RedisBloomFilter; viaClient?: RedisBloomFilter }> = []
   for (const [label, capacity] of [[`${sizeLabel(KEYS)} filter`, KEYS], ['filter sized for 1e9, default shards', BIG_CAPACITY]] as const) {
     const name = `bench:realistic:${capacity}:${topology}:${process.pid}`
     await RedisBloomFilter.destroy(redis, name)
     const filter = await RedisBloomFilter.create(redis, name, { capacity, errorRate: ERROR_RATE, shards: capacity === KEYS ? shards : undefined })
     await filter.addMany(keys)
-    filters.push({ label, filter })
+    const viaClient = topology === 'standalone' ? await RedisBloomFilter.open(redis, name, { batchConnection: false }) : undefined
+    filters.push({ label, filter, viaClient })
   }
   let fresh = 0
   const newBatch = () => userKeys(KEYS + fresh, KEYS + (fresh += BATCH)).map((key) => `new:${key}`)
@@ -214,12 +217,15 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   const loadBefore = loadavg()[0]
   for (let round = 0; round < ROUNDS; round++) {
     progress(`${topology}, batches of 1000: round ${round + 1} of ${ROUNDS}`)
-    for (const { label, filter } of filters) {
-      record(`add present ${label}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => filter.addMany(batches[(round * BATCH_CALLS + i) % batches.length])))
-      // New keys each call; made before the clock starts.
-      const fresh = Array.from({ length: BATCH_CALLS + 10 }, newBatch)
-      record(`add new ${label}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => filter.addMany(fresh[i])))
-      record(`has ${label}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => filter.hasMany(batches[(round * BATCH_CALLS + i + 7) % batches.length])))
+    for (const { label, filter, viaClient } of filters) {
+      for (const [which, handle] of [['', filter], [' client', viaClient]] as const) {
+        if (handle === undefined) continue
+        record(`add present ${label}${which}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => handle.addMany(batches[(round * BATCH_CALLS + i) % batches.length])))
+        // New keys each call; made before the clock starts.
+        const fresh = Array.from({ length: BATCH_CALLS + 10 }, newBatch)
+        record(`add new ${label}${which}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => handle.addMany(fresh[i])))
+        record(`has ${label}${which}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => handle.hasMany(batches[(round * BATCH_CALLS + i + 7) % batches.length])))
+      }
     }
     for (const inFlight of [1, NAIVE_IN_FLIGHT]) {
       record(`naive add ${inFlight}`, await timeCalls(redis, NAIVE_KEYS, 3, () => naive.add(naiveChunks(), inFlight), 1))
@@ -236,7 +242,7 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   const pipelinedAdd = cost(`naive add ${NAIVE_IN_FLIGHT}`)
   const pipelinedHas = cost(`naive has ${NAIVE_IN_FLIGHT}`)
   const small = filters[0].label
-  for (const { label, filter } of filters) {
+  for (const { label, filter, viaClient } of filters) {
     const shape = `k=${filter.parameters.hashes}, ${filter.parameters.shards} shard(s)`
     const versus = (what: string, naiveCost: Cost, pipelined: Cost) => {
       const ours = cost(`${what} ${label}`)
@@ -249,6 +255,15 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
     rows.add({ suite: 'redis', task: `addMany, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, keys already present', batch: BATCH, opsPerSecond: cost(`add present ${label}`).opsPerSecond, notes: `${shape}; ${versus('add present', naiveAdd, pipelinedAdd)}` })
     rows.add({ suite: 'redis', task: `addMany, 1 in flight (${label}, ${topology})`, subject: 'bloomkit, new keys', batch: BATCH, opsPerSecond: cost(`add new ${label}`).opsPerSecond, notes: versus('add new', naiveAdd, pipelinedAdd), chart: chart('addMany of new keys', 'bloomkit'), headline: headline('addMany of new keys') })
     rows.add({ suite: 'redis', task: `hasMany, 1 in flight (${label}, ${topology})`, subject: 'bloomkit', batch: BATCH, opsPerSecond: cost(`has ${label}`).opsPerSecond, notes: `${shape}; ${versus('has', naiveHas, pipelinedHas)}`, chart: chart('hasMany', 'bloomkit'), headline: headline('hasMany') })
+    if (viaClient === undefined) continue
+    const subject = (what: string) => `bloomkit${what}, through the client's connection (batchConnection: false)`
+    const toDefault = (what: string) => {
+      const theirs = cost(`${what} ${label} client`)
+      return `${ratio(theirs.opsPerSecond, cost(`${what} ${label}`).opsPerSecond)} the batch connections; ${cpuNote(theirs)}`
+    }
+    rows.add({ suite: 'redis', task: `addMany, 1 in flight (${label}, ${topology})`, subject: subject(', keys already present'), batch: BATCH, opsPerSecond: cost(`add present ${label} client`).opsPerSecond, notes: toDefault('add present') })
+    rows.add({ suite: 'redis', task: `addMany, 1 in flight (${label}, ${topology})`, subject: subject(', new keys'), batch: BATCH, opsPerSecond: cost(`add new ${label} client`).opsPerSecond, notes: toDefault('add new') })
+    rows.add({ suite: 'redis', task: `hasMany, 1 in flight (${label}, ${topology})`, subject: subject(''), batch: BATCH, opsPerSecond: cost(`has ${label} client`).opsPerSecond, notes: toDefault('has') })
   }
   const naiveSeries = `naive Lua, ${NAIVE_BATCH} keys/call, 1 in flight`
   for (const [inFlight, add, has] of [[1, naiveAdd, naiveHas], [NAIVE_IN_FLIGHT, pipelinedAdd, pipelinedHas]] as const) {
@@ -267,7 +282,10 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
     chart: { chart: 'redis', group: `has, single calls from ${CALLERS} callers (${topology})`, series: 'bloomkit' },
     headline: topology === 'standalone' ? `Redis: has, single calls from ${CALLERS} concurrent callers` : undefined,
   })
-  for (const { filter } of filters) await filter.destroy()
+  for (const { filter, viaClient } of filters) {
+    await viaClient?.close()
+    await filter.destroy()
+  }
   await redis.del(naiveKey)
 }
 
