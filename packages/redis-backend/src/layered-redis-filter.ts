@@ -22,10 +22,13 @@ import {
 } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
+import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { metaFields, STORE_FORMAT } from './meta.js'
 import { checkClient, checkOptions, DEFAULT_SHARD_BITS, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 
+/** Batches of at most this many keys (single calls) ask every layer in the one script: one command per check. */
+const SCRIPT_ALL_KEYS = 64
 /** Keys hashed per round trip by addMany/hasMany. */
 const BATCH_KEYS = 4096
 /** Extra life of a rotating layer past the end of its last window, so a check at the boundary never meets an expired key. */
@@ -130,6 +133,9 @@ interface Layer {
   readonly entry: LayerEntry
   readonly filter: RedisBloomFilter
   readonly parameters: FilterParameters
+  /** Its filter's meta and shard keys (`RedisBloomFilter.keys`) and epoch, for checks of all layers in one script. */
+  readonly keys: readonly string[]
+  readonly epoch: number
 }
 
 /**
@@ -566,7 +572,7 @@ export class RedisLayeredFilter {
       await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')
     }
     const parameters = filter.parameters
-    return { entry, filter, parameters }
+    return { entry, filter, parameters, keys: filter.keys, epoch: filter.epoch }
   }
 
   /**
@@ -623,35 +629,52 @@ export class RedisLayeredFilter {
   }
 
   /**
-   * out[i] = 1 where any checked layer holds key i. Hashes each key once, fills every layer's
-   * positions from the pair, and sends all layers' checks and a read of the list's version at once.
+   * out[i] = 1 where any checked layer holds key i. Hashes each key once and fills every layer's
+   * positions from the pair. On a standalone server one script asks every layer and reads the
+   * list's version (layered-read.ts); on a Cluster every layer's check and a read of the version
+   * are sent at once. A layer added meanwhile by another process is checked before answering.
    */
   private async test(keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
     const found = new Uint8Array(keys.length)
     let layers = this.checked()
     const pairs = hashPairs(this.hasher, keys)
-    const ask = (layer: Layer): Promise<Uint8Array> => {
-      const batch = layerBatch(layer.parameters, pairs)
+    const ask = (layer: Layer, batch = layerBatch(layer.parameters, pairs)): Promise<Uint8Array> => {
       const out = new Uint8Array(keys.length)
       return layer.filter.bitStore.testBits(batch, out).then(() => out)
     }
-    const [version, ...answers] = await Promise.all([
-      this.call(this.client.hget(this.meta, 'version'), 'check') as Promise<string | null>,
-      ...layers.map(ask),
-    ])
-    for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
+    let version: string | null
+    if ((this.client as { isCluster?: boolean }).isCluster !== true && keys.length <= MAX_CHECK_KEYS) {
+      const batches = layers.map((layer) => layerBatch(layer.parameters, pairs))
+      // A large batch reads a blocked layer's blocks by the layer's own path (plain GETRANGEs, replies
+      // read in place): cheaper per key than a script's Lua calls. Everything else goes in the one script.
+      const own = layers.map((layer) => keys.length > SCRIPT_ALL_KEYS && layer.parameters.layout === 'blocked')
+      const scripted = layers.flatMap((layer, j) => (own[j] ? [] : [j]))
+      const checked = scripted.map((j) => ({ keys: layers[j].keys, parameters: layers[j].parameters, epoch: layers[j].epoch, batch: batches[j] }))
+      const [answer, ...outs] = await Promise.all([
+        checkLayers(this.client, this.meta, checked, keys.length, this.options.scanBytesPerKey ?? 512, this.timeout, `check "${this.name}"`),
+        ...layers.flatMap((layer, j) => (own[j] ? [ask(layer, batches[j])] : [])),
+      ])
+      found.set(answer.found)
+      for (const out of outs) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
+      // Layers the script could not probe (a meta changed, a shard lost): their own path raises the precise error, or answers.
+      for (const out of await Promise.all(answer.unanswered.map((s) => ask(layers[scripted[s]], batches[scripted[s]])))) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
+      version = answer.version
+    } else {
+      const [read, ...answers] = await Promise.all([this.call(this.client.hget(this.meta, 'version'), 'check') as Promise<string | null>, ...layers.map((layer) => ask(layer))])
+      for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
+      version = read
+    }
     if (version === null) throw new BloomError('BLOOM_NOT_FOUND', `filter "${this.name}" no longer exists (expired or destroyed)`)
     if (version !== this.version) {
       // The list moved while we asked: ask the layers we did not know about as well.
       const known = new Set(layers.map((layer) => layer.entry.id))
       await this.refresh()
       layers = this.checked().filter((layer) => !known.has(layer.entry.id))
-      for (const out of await Promise.all(layers.map(ask))) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
+      for (const out of await Promise.all(layers.map((layer) => ask(layer)))) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
     }
     return { found, pairs }
   }
 }
-
 
 /** The version-1 snapshot of one layer inside a layered snapshot. */
 function encodeLayeredLayer(snapshot: Uint8Array, layer: { payload: Uint8Array }): Uint8Array {

@@ -71,6 +71,56 @@ describe.each([
 })
 
 describe('layered filters on Redis', () => {
+  test.each([
+    ['default', {}],
+    ['no whole-shard reads', { scanBytesPerKey: 0 }],
+    ['every shard read whole', { scanBytesPerKey: 1 << 20 }],
+  ] as const)('checks of every batch size answer as the memory union of the layers, blocked and classic layers alike (%s)', async (_, options) => {
+    // errorRate 0.01, growth 2, 64x the first capacity: 7 layers, the first blocked, the later (tighter) ones classic.
+    const name = uniqueName('check-paths')
+    const filter = await RedisBloomFilter.create(redis, name, { capacity: 300, errorRate: 0.01, growth: 2, seed: 5, ...options })
+    await filter.addMany(keys('p', 300 * 64))
+    const layers = await filter.layers()
+    expect(layers.length).toBe(7)
+    expect(new Set(layers.map((layer) => layer.parameters.layout))).toEqual(new Set(['blocked', 'classic']))
+    const memory = LayeredMemoryFilter.importSync(await filter.export())
+    // Present keys of every layer, absent keys (a few false positives among them), in batches that
+    // take each path: single calls and small batches in the one script, larger ones split.
+    const probes = [...keys('p', 300 * 64).filter((_, i) => i % 7 === 0), ...keys('a', 3000)]
+    for (const size of [1, 64, 65, 1000, 4096]) {
+      const batch = probes.slice(0, size)
+      expect(await filter.hasMany(batch)).toEqual(memory.hasMany(batch))
+    }
+    expect(await filter.hasMany(probes)).toEqual(memory.hasMany(probes))
+    for (const key of probes.slice(0, 20)) expect(await filter.has(key)).toBe(memory.has(key))
+    await filter.destroy()
+  })
+
+  test('a check through the one script still reports a lost classic or blocked shard and an edited layer meta, for single calls and large batches', async () => {
+    const name = uniqueName('check-lost')
+    const filter = await RedisBloomFilter.create(redis, name, { capacity: 300, errorRate: 0.01, growth: 2 })
+    await filter.addMany(keys('p', 300 * 16))
+    const layers = await filter.layers()
+    const classic = layers.findIndex((layer) => layer.parameters.layout === 'classic') + 1
+    expect(classic).toBeGreaterThan(1)
+    for (const id of [1, classic]) {
+      const other = await RedisLayeredFilter.open(redis, name)
+      const shard = new KeyNames(`${name}:L${id}`, 1).shard(0)
+      const saved = await redis.getBuffer(shard)
+      await redis.del(shard)
+      expect(await codeOf(other.has('absent'))).toBe('BLOOM_DATA_LOST')
+      expect(await codeOf(other.hasMany(keys('a', 1000)))).toBe('BLOOM_DATA_LOST')
+      await redis.set(shard, saved!)
+      await redis.hset(`${name}:L${id}:meta`, 'hashes', '31')
+      expect(await codeOf(other.has('absent'))).toBe('BLOOM_CORRUPT_STORE')
+      expect(await codeOf(other.hasMany(keys('a', 1000)))).toBe('BLOOM_CORRUPT_STORE')
+      await redis.hset(`${name}:L${id}:meta`, 'hashes', String(layers[id - 1].parameters.hashes))
+      expect((await other.hasMany(keys('p', 300 * 16))).every(Boolean)).toBe(true)
+      await other.close()
+    }
+    await filter.destroy()
+  })
+
   test('racing growers end with one new layer, and no layer takes more than its capacity', async () => {
     const name = uniqueName('racing')
     const a = await RedisBloomFilter.create(redis, name, { capacity: 500, errorRate: 0.01, growth: 2 })
