@@ -26,8 +26,11 @@ interface Pending {
 
 /** The byte after the CRLF that ends the line starting at `at`, or −1 if it has not all arrived. */
 function lineEnd(data: Buffer, at: number): number {
-  const cr = data.indexOf(0x0d, at)
-  return cr < 0 || cr + 1 >= data.length ? -1 : cr + 2
+  // A loop, not indexOf: lines are a few bytes, and a native call per reply costs more.
+  const length = data.length
+  let cr = at
+  while (cr < length && data[cr] !== 0x0d) cr++
+  return cr + 1 >= length ? -1 : cr + 2
 }
 
 /** The integer on the RESP line starting at `at` (after its type byte). */

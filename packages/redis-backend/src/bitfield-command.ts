@@ -3,6 +3,7 @@ import type { PositionBatch } from '@bloomkit/core/store'
 import { Command } from 'ioredis'
 import { dataLost } from './errors.js'
 import type { Generation, ShardGenerations } from './generations.js'
+import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
 import { DISCARD_UNMARKED } from './scripts.js'
 
 /**
@@ -26,57 +27,18 @@ class PreEncodedCommand extends Command {
   }
 }
 
-const SET_U1 = Buffer.from('$3\r\nSET\r\n$2\r\nu1\r\n')
-const GET_U1 = Buffer.from('$3\r\nGET\r\n$2\r\nu1\r\n')
-const ONE = Buffer.from('$1\r\n1\r\n')
-const OP_PREFIX_BYTES = SET_U1.length
+/** Each bit's operation before its position: `SET u1 ` or `GET u1 `. */
+const SET_U1 = new Bytes('$3\r\nSET\r\n$2\r\nu1\r\n')
+const GET_U1 = new Bytes('$3\r\nGET\r\n$2\r\nu1\r\n')
+/** A SET's value after its position. */
+const ONE = new Bytes('$1\r\n1\r\n')
 /** The most bytes one bit operation takes: prefix, "$10\r\n", 10 digits, CRLF, value. */
 const MAX_OP_BYTES = SET_U1.length + 5 + 10 + 2 + ONE.length
-
-/** ASCII pairs "00" … "99", so digits are written two at a time. */
-const PAIRS = (() => {
-  const pairs = new Uint8Array(200)
-  for (let i = 0; i < 100; i++) {
-    pairs[2 * i] = 0x30 + Math.floor(i / 10)
-    pairs[2 * i + 1] = 0x30 + (i % 10)
-  }
-  return pairs
-})()
+const MARKER_HEAD = new Bytes('$3\r\nGET\r\n$3\r\nu32\r\n')
 
 /** Writes `value` (an unsigned 32-bit integer) as a RESP bulk string at `at`; returns the new end. */
 export function writeBulkNumber(buffer: Buffer, at: number, value: number): number {
-  const digits = value < 10 ? 1 : value < 100 ? 2 : value < 1e3 ? 3 : value < 1e4 ? 4 : value < 1e5 ? 5 : value < 1e6 ? 6 : value < 1e7 ? 7 : value < 1e8 ? 8 : value < 1e9 ? 9 : 10
-  buffer[at++] = 0x24 // '$'
-  if (digits === 10) {
-    buffer[at++] = 0x31
-    buffer[at++] = 0x30
-  } else {
-    buffer[at++] = 0x30 + digits
-  }
-  buffer[at++] = 0x0d
-  buffer[at++] = 0x0a
-  let i = at + digits
-  while (value >= 100) {
-    const next = Math.floor(value / 100)
-    const pair = 2 * (value - next * 100)
-    buffer[--i] = PAIRS[pair + 1]
-    buffer[--i] = PAIRS[pair]
-    value = next
-  }
-  if (value >= 10) {
-    buffer[--i] = PAIRS[2 * value + 1]
-    buffer[--i] = PAIRS[2 * value]
-  } else {
-    buffer[--i] = 0x30 + value
-  }
-  const end = at + digits
-  buffer[end] = 0x0d
-  buffer[end + 1] = 0x0a
-  return end + 2
-}
-
-function writeAscii(buffer: Buffer, at: number, text: string): number {
-  return at + buffer.write(text, at, 'utf8')
+  return putBulkNumber(viewOf(buffer), buffer, at, value)
 }
 
 /**
@@ -101,29 +63,30 @@ export function bitfieldCommand(
   const name = set ? 'bitfield' : 'bitfield_ro'
   const keyBulk = bulkString(key)
   const buffer = Buffer.allocUnsafe(bitfieldBytes(keyBulk, (to - from) * hashes))
-  const end = writeBitfield(buffer, 0, set, keyBulk, markerOffset, positions, hashes, keys, from, to)
+  const end = writeBitfield(buffer, viewOf(buffer), 0, set, keyBulk, markerOffset, positions, hashes, keys, from, to)
   return new PreEncodedCommand(name, key, buffer.subarray(0, end))
 }
 
 /** `key` as a RESP bulk string: `$<bytes>\r\n<key>\r\n`. */
-export function bulkString(key: string): Buffer {
-  return Buffer.from(`$${Buffer.byteLength(key)}\r\n${key}\r\n`)
+export function bulkString(key: string): Bytes {
+  return new Bytes(`$${Buffer.byteLength(key)}\r\n${key}\r\n`)
 }
 
-/** The most bytes {@link writeBitfield} writes for `bits` bit operations on the key `keyBulk`. */
-export function bitfieldBytes(keyBulk: Uint8Array, bits: number): number {
-  return 64 + keyBulk.length + 40 + bits * MAX_OP_BYTES
+/** The most bytes {@link writeBitfield} writes for `bits` bit operations on the key `keyBulk`, with its slack. */
+export function bitfieldBytes(keyBulk: Bytes, bits: number): number {
+  return 64 + keyBulk.length + 40 + bits * MAX_OP_BYTES + SLACK_BYTES
 }
 
 /**
- * Writes the RESP of {@link bitfieldCommand} at `buffer[at]` (room: {@link bitfieldBytes}), the key
- * given as a bulk string (with any key prefix); returns the end.
+ * Writes the RESP of {@link bitfieldCommand} at `buffer[at]` (`view` over the same bytes; room:
+ * {@link bitfieldBytes}), the key given as a bulk string (with any key prefix); returns the end.
  */
 export function writeBitfield(
   buffer: Buffer,
+  view: DataView,
   at: number,
   set: boolean,
-  keyBulk: Uint8Array,
+  keyBulk: Bytes,
   markerOffset: number,
   positions: Uint32Array,
   hashes: number,
@@ -133,20 +96,15 @@ export function writeBitfield(
 ): number {
   const name = set ? 'bitfield' : 'bitfield_ro'
   const bits = (to - from) * hashes
-  at = writeAscii(buffer, at, `*${2 + 3 + bits * (set ? 4 : 3)}\r\n$${name.length}\r\n${name}\r\n`)
-  for (let i = 0; i < keyBulk.length; i++) buffer[at + i] = keyBulk[i]
-  at = writeAscii(buffer, at + keyBulk.length, '$3\r\nGET\r\n$3\r\nu32\r\n')
-  at = writeBulkNumber(buffer, at, markerOffset)
+  at += buffer.write(`*${2 + 3 + bits * (set ? 4 : 3)}\r\n$${name.length}\r\n${name}\r\n`, at, 'latin1')
+  at = keyBulk.put(view, at)
+  at = MARKER_HEAD.put(view, at)
+  at = putBulkNumber(view, buffer, at, markerOffset)
   const prefix = set ? SET_U1 : GET_U1
-  // Byte loops rather than Buffer#copy: for 17 bytes a native call costs more than the copy.
   for (let k = from; k < to; k++) {
     for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
-      for (let i = 0; i < OP_PREFIX_BYTES; i++) buffer[at + i] = prefix[i]
-      at = writeBulkNumber(buffer, at + OP_PREFIX_BYTES, positions[p])
-      if (set) {
-        for (let i = 0; i < 7; i++) buffer[at + i] = ONE[i]
-        at += 7
-      }
+      at = putBulkNumber(view, buffer, prefix.put(view, at), positions[p])
+      if (set) at = ONE.put(view, at)
     }
   }
   return at

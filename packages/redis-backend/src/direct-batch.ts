@@ -6,17 +6,18 @@
 // stays in one slot), or BITFIELD's leading `GET u32`.
 import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { bitfieldBytes, bulkString, copyToNext, discardUnmarked, sendBitfield, writeBitfield, writeBulkNumber } from './bitfield-command.js'
+import { bitfieldBytes, bulkString, copyToNext, discardUnmarked, sendBitfield, writeBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES } from './block-read.js'
 import { lineInteger, type BatchConnection, type BatchConnections, type Replies } from './batch-connection.js'
 import { dataLost, storeError } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import { slotOf } from './key-names.js'
 import { CHECKED_FIELDS } from './meta.js'
+import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
 
-const MULTI = Buffer.from('*1\r\n$5\r\nMULTI\r\n')
-const EXEC = Buffer.from('*1\r\n$4\r\nEXEC\r\n')
-const GETRANGE = Buffer.from('*4\r\n$8\r\nGETRANGE\r\n')
+const MULTI = new Bytes('*1\r\n$5\r\nMULTI\r\n')
+const EXEC = new Bytes('*1\r\n$4\r\nEXEC\r\n')
+const GETRANGE = new Bytes('*4\r\n$8\r\nGETRANGE\r\n')
 /** The most bytes of a GETRANGE besides its key: the command and two numbers. */
 const GETRANGE_BYTES = GETRANGE.length + 2 * 17
 /**
@@ -33,16 +34,18 @@ const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|CROSSSLOT)\b/
 
 /** The byte after the CRLF ending the line at `at` (the line has arrived). */
 function next(data: Buffer, at: number): number {
-  return data.indexOf(0x0d, at) + 2
+  while (data[at] !== 0x0d) at++
+  return at + 2
 }
 
 function errorText(data: Buffer, at: number): string {
   return data.toString('utf8', at + 1, data.indexOf(0x0d, at))
 }
 
-function copy(buffer: Buffer, at: number, bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) buffer[at + i] = bytes[i]
-  return at + bytes.length
+/** A request buffer and a view over it. */
+interface Scratch {
+  readonly buffer: Buffer
+  readonly view: DataView
 }
 
 /** A shard's keys `keys[from … to)`. */
@@ -84,23 +87,24 @@ export class DirectBatches {
   private readonly connections: BatchConnections
   private readonly keysPerCommand: number
   /** Per shard: its key as a RESP bulk string (key prefix included), made on first use. */
-  private readonly keyBulks: Array<Buffer | undefined>
+  private readonly keyBulks: Array<Bytes | undefined>
   private readonly markerOffset: number
   /** `HMGET <meta> <checked fields>`, sent with a batch's first request to the meta's node. */
-  private readonly metaCommand: Buffer
+  private readonly metaCommand: Bytes
   private readonly metaSlot: number
-  private readonly spare: Buffer[] = []
+  private readonly spare: Scratch[] = []
 
   constructor(shards: ShardGenerations, connections: BatchConnections, keysPerCommand: number) {
     this.shards = shards
     this.connections = connections
     this.keysPerCommand = keysPerCommand
-    this.keyBulks = new Array<Buffer | undefined>(shards.parameters.shards)
+    this.keyBulks = new Array<Bytes | undefined>(shards.parameters.shards)
     this.markerOffset = shards.shardBytes
     const prefix = (shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
     const meta = prefix + shards.names.meta
     this.metaSlot = slotOf(meta)
-    this.metaCommand = Buffer.concat([Buffer.from(`*${2 + CHECKED_FIELDS.length}\r\n$5\r\nHMGET\r\n`), bulkString(meta), ...CHECKED_FIELDS.map(bulkString)])
+    const bulk = (text: string) => `$${Buffer.byteLength(text)}\r\n${text}\r\n`
+    this.metaCommand = new Bytes(`*${2 + CHECKED_FIELDS.length}\r\n$5\r\nHMGET\r\n${bulk(meta)}${CHECKED_FIELDS.map(bulk).join('')}`)
   }
 
   /**
@@ -164,7 +168,7 @@ export class DirectBatches {
     return jobs
   }
 
-  private keyBulk(shard: number): Buffer {
+  private keyBulk(shard: number): Bytes {
     let bulk = this.keyBulks[shard]
     if (bulk === undefined) {
       const prefix = (this.shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
@@ -173,20 +177,21 @@ export class DirectBatches {
     return bulk
   }
 
-  private take(size: number): Buffer {
+  /** A request buffer of at least `size` bytes (plus the writers' slack). */
+  private take(size: number): Scratch {
+    size += SLACK_BYTES
     for (let i = this.spare.length - 1; i >= 0; i--) {
-      if (this.spare[i].length >= size) return this.spare.splice(i, 1)[0]
+      if (this.spare[i].buffer.length >= size) return this.spare.splice(i, 1)[0]
     }
-    return Buffer.allocUnsafeSlow(Math.max(size, 1 << 16))
+    const buffer = Buffer.allocUnsafeSlow(Math.max(size, 1 << 16))
+    return { buffer, view: viewOf(buffer) }
   }
 
-  private give(buffer: Buffer): void {
-    if (this.spare.length < SPARE_BUFFERS) this.spare.push(buffer)
-  }
-
-  /** Writes `buffer[0 … end)` as one request; the buffer is reused once written. */
-  private request(connection: BatchConnection, buffer: Buffer, end: number, replies: number, what: string): Promise<Replies> {
-    return connection.request(buffer.subarray(0, end), replies, this.shards.timeout, what, () => this.give(buffer))
+  /** Writes `scratch.buffer[0 … end)` as one request; the buffer is reused once written. */
+  private request(connection: BatchConnection, scratch: Scratch, end: number, replies: number, what: string): Promise<Replies> {
+    return connection.request(scratch.buffer.subarray(0, end), replies, this.shards.timeout, what, () => {
+      if (this.spare.length < SPARE_BUFFERS) this.spare.push(scratch)
+    })
   }
 
   /** The meta's stored values from an HMGET reply at `at`, checked; returns the reply's end. */
@@ -220,30 +225,31 @@ export class DirectBatches {
     const perShard = this.connections.cluster
     let size = 2 * (MULTI.length + EXEC.length) + (withMeta ? this.metaCommand.length : 0)
     for (const { shard, from, to } of parts) size += (to - from + 1) * (GETRANGE_BYTES + this.keyBulk(shard).length) + (perShard ? MULTI.length + EXEC.length : 0)
-    const buffer = this.take(size)
+    const scratch = this.take(size)
+    const { buffer, view } = scratch
     const { positions, hashes } = batch
-    let at = withMeta ? copy(buffer, 0, this.metaCommand) : 0
+    let at = withMeta ? this.metaCommand.put(view, 0) : 0
     let replies = withMeta ? 1 : 0
     const marker = this.markerOffset
     for (let p = 0; p < parts.length; p++) {
       const { shard, keys, from, to } = parts[p]
       const keyBulk = this.keyBulk(shard)
       if (p === 0 || perShard) {
-        at = copy(buffer, at, MULTI)
+        at = MULTI.put(view, at)
         replies += 2 // +OK, and EXEC's reply
       }
-      at = copy(buffer, copy(buffer, at, GETRANGE), keyBulk)
-      at = writeBulkNumber(buffer, writeBulkNumber(buffer, at, marker), marker + 3)
+      at = keyBulk.put(view, GETRANGE.put(view, at))
+      at = putBulkNumber(view, buffer, putBulkNumber(view, buffer, at, marker), marker + 3)
       for (let k = from; k < to; k++) {
         const offset = (positions[keys[k] * hashes] >>> 9) << 6
-        at = copy(buffer, copy(buffer, at, GETRANGE), keyBulk)
-        at = writeBulkNumber(buffer, writeBulkNumber(buffer, at, offset), offset + BLOCK_BYTES - 1)
+        at = keyBulk.put(view, GETRANGE.put(view, at))
+        at = putBulkNumber(view, buffer, putBulkNumber(view, buffer, at, offset), offset + BLOCK_BYTES - 1)
       }
       replies += to - from + 1 // +QUEUED each
-      if (p === parts.length - 1 || perShard) at = copy(buffer, at, EXEC)
+      if (p === parts.length - 1 || perShard) at = EXEC.put(view, at)
     }
     const what = `has on ${this.shards.key(parts[0].shard, 'live')}`
-    const reply = await this.request(connection, buffer, at, replies, what)
+    const reply = await this.request(connection, scratch, at, replies, what)
     const redirected = this.testBlocks(reply, parts, perShard, batch, out, flagged, withMeta)
     if (flagged !== undefined) for (const p of redirected) flagged[p] = 1
     await Promise.all(redirected.map((p) => sendBitfield(this.shards, 'live', false, parts[p].shard, batch, parts[p].keys, parts[p].from, parts[p].to, out, false)))
@@ -343,11 +349,12 @@ export class DirectBatches {
       }
     }
     if (commands.length === 0 && !withMeta) return Promise.resolve()
-    const buffer = this.take(size)
-    let at = withMeta ? copy(buffer, 0, this.metaCommand) : 0
-    for (const { shard, keys, from, to } of commands) at = writeBitfield(buffer, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to)
+    const scratch = this.take(size)
+    const { buffer, view } = scratch
+    let at = withMeta ? this.metaCommand.put(view, 0) : 0
+    for (const { shard, keys, from, to } of commands) at = writeBitfield(buffer, view, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to)
     const what = set ? 'add' : 'has'
-    return this.request(connection, buffer, at, commands.length + (withMeta ? 1 : 0), what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta))
+    return this.request(connection, scratch, at, commands.length + (withMeta ? 1 : 0), what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta))
   }
 
   private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean): Promise<void> {

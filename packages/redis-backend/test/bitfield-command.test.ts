@@ -14,7 +14,8 @@ test('encodes BITFIELD with the marker read first and SET u1 per position, in ke
 })
 
 test('encodes BITFIELD_RO with GET u1 and every digit count from 1 to 10', () => {
-  const values = [0, 7, 10, 99, 100, 999, 1000, 65_535, 100_000, 1_234_567, 99_999_999, 100_000_000, 999_999_999, 1_000_000_000, 4_294_967_295]
+  // Digits go in groups of four from the right: group edges and zeros inside a number too.
+  const values = [0, 7, 10, 99, 100, 999, 1000, 9_999, 10_000, 10_001, 65_535, 100_000, 1_234_567, 99_999_999, 100_000_000, 100_010_001, 999_999_999, 1_000_000_000, 4_294_967_295]
   const command = encoded(bitfieldCommand(false, 'k', 8, Uint32Array.from(values), 1, Uint32Array.from(values.map((_, i) => i)), 0, values.length))
   const parts = command.split('\r\n')
   expect(parts[0]).toBe(`*${2 + 3 + 3 * values.length}`)
