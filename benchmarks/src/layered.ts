@@ -1,3 +1,5 @@
+import { sizeFilter } from '@bloomkit/core'
+import { layerCapacity, layerParameters, layerPolicyOf } from '@bloomkit/core/store'
 import { MemoryBloomFilter, type LayeredMemoryFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import BloomFilters from 'bloom-filters'
@@ -39,6 +41,35 @@ function bloomkitScalable(filter: LayeredMemoryFilter, growth: number): Subject 
     bits: () => filter.byteLength * 8,
     layers: () => filter.layers().length,
   }
+}
+
+/**
+ * A scalable filter's bits against a fixed filter's for the same count over the growth step that
+ * `n` keys fall in: just before its newest layer opened, at `n`, and when that layer is full. The
+ * ratio is a sawtooth: it jumps when a layer opens (the new layer is sized for growth× the keys of
+ * the one before, and holds almost none of them yet) and falls as the layer fills. Computed from
+ * the sizing (bits do not depend on the keys).
+ */
+function growthStepBits(growth: number, n: number): string {
+  const policy = layerPolicyOf({ capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth, seed: 1 })
+  // Layers open until their capacities reach n: the last one opened at keysBefore keys.
+  let layers = 0
+  let keysBefore = 0
+  let bitsBefore = 0
+  let newest = 0
+  for (let keys = 0; keys < n; layers++) {
+    keysBefore = keys
+    bitsBefore += newest
+    newest = layerParameters(policy, layers).bits
+    keys += layerCapacity(policy, layers)
+  }
+  const keysFull = keysBefore + layerCapacity(policy, layers - 1)
+  const versus = (count: number, bits: number) => (bits / sizeFilter({ capacity: count, errorRate: ERROR_RATE, seed: 1 }).bits).toFixed(2)
+  return (
+    `bits against a fixed filter for the same count, over this growth step: ${versus(keysBefore, bitsBefore)}× at ${keysBefore.toLocaleString('en')} keys ` +
+    `(${layers - 1} layers, just before the next opened), ${versus(n, bitsBefore + newest)}× at ${n.toLocaleString('en')}, ` +
+    `${versus(keysFull, bitsBefore + newest)}× at ${keysFull.toLocaleString('en')} (${layers} layers, the last full)`
+  )
 }
 
 /**
@@ -147,6 +178,10 @@ export async function runLayeredBenchmarks(report: Report, { quick }: SuiteOptio
         opsPerSecond: median(own.present),
         notes: subject === subjects[0] ? '' : `${paired('present').toFixed(2)}× fixed (median of ${ROUNDS} paired rounds)`,
       })
+    }
+    for (const [growth, filter] of [[2, growth2], [4, growth4]] as const) {
+      if (filter.layers().length < 2) continue
+      report.add({ suite: 'layered', task: `bits ${label} (growth step)`, subject: `bloomkit scalable, growth ${growth}`, batch: 1, opsPerSecond: 0, notes: growthStepBits(growth, n) })
     }
     if (!withPeer) {
       report.add({
