@@ -92,6 +92,14 @@ export function decodeSnapshotHeader(bytes: Uint8Array): SnapshotHeader {
   if (view.getUint32(0, true) !== MAGIC) throw corrupt('does not start with "BLMK": not a bloomkit snapshot')
   if (view.getUint32(36, true) !== crc32(bytes.subarray(0, 36))) throw corrupt('header fails its CRC-32 check')
   const version = view.getUint16(4, true)
+  if (version === 2) {
+    // A layered snapshot (docs/SPEC.md, section 8): a fixed filter's import cannot hold it, and says where it goes.
+    throw new BloomError(
+      'BLOOM_UNSUPPORTED_VERSION',
+      'snapshot format version 2 is a layered filter (docs/SPEC.md, section 8), not a fixed one: import it with the layered import ' +
+        '(LayeredMemoryFilter.import, LayeredLevelFilter.import, RedisLayeredFilter.import)',
+    )
+  }
   if (version !== SNAPSHOT_VERSION) {
     throw new BloomError(
       'BLOOM_UNSUPPORTED_VERSION',

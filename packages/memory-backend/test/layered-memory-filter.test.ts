@@ -220,6 +220,8 @@ describe('errors and edges', () => {
     const layered = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 2 })
     const fixed = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01 })
     await expect(MemoryBloomFilter.import(layered.export())).rejects.toThrowError(code('BLOOM_UNSUPPORTED_VERSION'))
+    // It recognises the layered snapshot and says which import reads it.
+    await expect(MemoryBloomFilter.import(layered.export())).rejects.toThrowError(/a layered filter .*LayeredMemoryFilter\.import/)
     await expect(LayeredMemoryFilter.import(fixed.export())).rejects.toThrowError(code('BLOOM_UNSUPPORTED_VERSION'))
   })
 
