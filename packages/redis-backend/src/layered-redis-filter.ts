@@ -170,6 +170,8 @@ export class RedisLayeredFilter {
   /** The newest layer's count after this process's last add to it. */
   private newestCount = 0
   private closed = false
+  /** Single has() calls of the current tick, checked together when it ends. */
+  private gathered: { keys: BloomKey[]; waiters: Array<{ resolve: (found: boolean) => void; reject: (error: unknown) => void }> } | undefined
 
   private constructor(client: RedisClient, name: string, policy: LayerPolicy, hasher: KeyHasher, options: RedisFilterOptions & { clock?: () => number }) {
     this.client = client
@@ -287,7 +289,27 @@ export class RedisLayeredFilter {
 
   /** Whether any live layer may hold the key. */
   async has(key: BloomKey): Promise<boolean> {
-    return (await this.hasMany([key]))[0]
+    // A bad key gets its own error, not its tick's neighbours.
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) return (await this.hasMany([key]))[0]
+    this.checkOpen()
+    // Calls made in the same tick share one check (one script for all their keys), as a fixed
+    // filter's store gathers its single calls.
+    let gathered = this.gathered
+    if (gathered === undefined) {
+      gathered = this.gathered = { keys: [], waiters: [] }
+      queueMicrotask(() => this.checkGathered())
+    }
+    gathered.keys.push(key)
+    return new Promise<boolean>((resolve, reject) => gathered.waiters.push({ resolve, reject }))
+  }
+
+  private checkGathered(): void {
+    const { keys, waiters } = this.gathered!
+    this.gathered = undefined
+    this.hasMany(keys).then(
+      (answers) => waiters.forEach((waiter, i) => waiter.resolve(answers[i])),
+      (error: unknown) => waiters.forEach((waiter) => waiter.reject(error)),
+    )
   }
 
   /**

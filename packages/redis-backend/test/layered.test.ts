@@ -93,6 +93,12 @@ describe('layered filters on Redis', () => {
     }
     expect(await filter.hasMany(probes)).toEqual(memory.hasMany(probes))
     for (const key of probes.slice(0, 20)) expect(await filter.has(key)).toBe(memory.has(key))
+    // Concurrent single calls share their tick's check; a bad key fails only its own call.
+    const spread = probes.filter((_, i) => i % 5 === 0)
+    expect(await Promise.all(spread.map((key) => filter.has(key)))).toEqual(memory.hasMany(spread))
+    const [bad, good] = await Promise.allSettled([filter.has(5 as never), filter.has('p:0')])
+    expect(bad.status === 'rejected' && (bad.reason as BloomError).code).toBe('BLOOM_INVALID_KEY')
+    expect(good).toEqual({ status: 'fulfilled', value: true })
     await filter.destroy()
   })
 
