@@ -233,10 +233,15 @@ export class BatchConnections {
 
   private constructor(client: RedisClient) {
     this.client = client
-    ;(client as unknown as Connector).on('end', () => {
+    const events = client as unknown as Connector
+    events.on('end', () => {
       this.ended = true
       for (const connection of this.open.values()) void connection.then((c) => c?.close())
       this.open.clear()
+    })
+    // A client connected again after it ended (connect() after quit()) gets connections again.
+    events.on('ready', () => {
+      this.ended = false
     })
   }
 
