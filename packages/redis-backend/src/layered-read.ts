@@ -156,14 +156,27 @@ function markerOf(bytes: Uint8Array, shardBytes: number): number {
   return ((bytes[shardBytes] << 24) | (bytes[shardBytes + 1] << 16) | (bytes[shardBytes + 2] << 8) | bytes[shardBytes + 3]) >>> 0
 }
 
+/** Keys per script call: a batch's calls leave together, and each keeps Redis busy for a few ms at most. */
+const SCRIPT_KEYS_PER_CALL = 512
+
+/** A shard the script probes: its layer, key, and the batch's keys in it (ascending indexes). */
+interface ScriptedShard {
+  readonly layer: number
+  readonly key: string
+  readonly args: Array<string | Buffer>
+  readonly batch: PositionBatch
+  readonly members: Uint32Array
+}
+
 /**
- * Checks `size` keys (at most {@link MAX_CHECK_KEYS}) against every layer: one script call for
- * all layers' metas, the list's version and the probed layers (standalone Redis: the keys may live
- * anywhere), beside one GETRANGE per shard read whole. A shard is read whole when it is at most
- * 4 MiB and the batch has at least one key per `wholeBytesPerKey` of its bytes (the store's
- * `scanBytesPerKey`; 0: never), or, for the classic layout, per twice the bytes its BITFIELD
- * check would move. Layers not answered (a meta changed, a shard lost its marker) are listed, for
- * the caller to ask through each layer's own path, which raises the precise error.
+ * Checks `size` keys (at most {@link MAX_CHECK_KEYS}) against every layer: script calls (one per
+ * 512 keys) that compare all layers' metas, read the list's version and probe the layers not read
+ * whole (standalone Redis: the keys may live anywhere), beside one GETRANGE per shard read whole,
+ * all sent in one write. A shard is read whole when it is at most 4 MiB and the batch has at least
+ * one key per `wholeBytesPerKey` of its bytes (the store's `scanBytesPerKey`; 0: never), or, for
+ * the classic layout, per twice the bytes its BITFIELD check would move. Layers not answered (a
+ * meta changed, a shard lost its marker) are listed, for the caller to ask through each layer's
+ * own path, which raises the precise error.
  */
 export async function checkLayers(
   client: RedisClient,
@@ -174,60 +187,77 @@ export async function checkLayers(
   timeout: number,
   what: string,
 ): Promise<LayersAnswer> {
-  const metaKeys: string[] = []
-  const shardKeys: string[] = []
-  const args: Array<string | Buffer> = [String(layers.length), String(size)]
-  const groupArgs: Array<string | Buffer> = []
-  const groupLayer: number[] = []
+  const metaKeys = layers.map((layer) => layer.keys[0])
+  const metaArgs = layers.map((layer) => checkedValues(layer.parameters, layer.epoch).join('|'))
+  const scripted: ScriptedShard[] = []
   const wholes: Array<{ layer: number; group: ShardGroup; read: Promise<Buffer> }> = []
+  const calls: Array<{ groups: ScriptedShard[]; reply: Promise<unknown> }> = []
   const uncork = corkWrites(client)
-  let script: Promise<unknown>
   try {
     for (let j = 0; j < layers.length; j++) {
       const { keys, parameters, epoch, batch } = layers[j]
-      metaKeys.push(keys[0])
-      args.push(checkedValues(parameters, epoch).join('|'))
       const shardBytes = shardBytesOf(parameters)
       const perKey = wholeBytesPerKey === 0 ? 0 : Math.max(wholeBytesPerKey, parameters.layout === 'classic' ? 2 * BITFIELD_BYTES_PER_PROBE * parameters.hashes : 0)
       for (const group of batch.groupByShard()) {
         const key = keys[1 + group.shard]
         if (shardBytes + 4 <= MAX_WHOLE_BYTES && shardBytes <= perKey * group.keys.length) {
           wholes.push({ layer: j, group, read: callRedis(client.getrangeBuffer(key, 0, shardBytes + 3), timeout, `${what} on ${key}`) })
-          continue
+        } else {
+          const args = [String(j + 1), String(shardBytes), markersOf(epoch), parameters.layout === 'blocked' ? 'b' : 'c', String(batch.hashes)]
+          scripted.push({ layer: j, key, args, batch, members: group.keys })
         }
-        shardKeys.push(key)
-        groupLayer.push(j)
-        groupArgs.push(String(j + 1), String(shardBytes), markersOf(epoch), parameters.layout === 'blocked' ? 'b' : 'c', String(batch.hashes), encodeRequest(batch, group.keys))
       }
     }
-    const all = [1 + metaKeys.length + shardKeys.length, meta, ...metaKeys, ...shardKeys, ...args, ...groupArgs]
-    script = callRedis(client.callBuffer('evalsha', SCRIPT.sha, ...all), timeout, what).catch((error: unknown) => {
-      if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
-      return callRedis(client.callBuffer('eval', SCRIPT.body, ...all), timeout, what)
-    })
+    for (let from = 0; from === 0 || from < size; from += SCRIPT_KEYS_PER_CALL) {
+      const to = Math.min(size, from + SCRIPT_KEYS_PER_CALL)
+      const groups: ScriptedShard[] = []
+      const groupArgs: Array<string | Buffer> = []
+      for (const shard of scripted) {
+        // Members ascend: the slice of this call's keys.
+        let lo = 0
+        while (lo < shard.members.length && shard.members[lo] < from) lo++
+        let hi = lo
+        while (hi < shard.members.length && shard.members[hi] < to) hi++
+        if (hi === lo) continue
+        groups.push(shard)
+        groupArgs.push(...shard.args, encodeRequest(shard.batch, shard.members.subarray(lo, hi)))
+      }
+      const all = [1 + metaKeys.length + groups.length, meta, ...metaKeys, ...groups.map((group) => group.key), String(layers.length), String(size), ...metaArgs, ...groupArgs]
+      const reply = callRedis(client.callBuffer('evalsha', SCRIPT.sha, ...all), timeout, what).catch((error: unknown) => {
+        if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
+        return callRedis(client.callBuffer('eval', SCRIPT.body, ...all), timeout, what)
+      })
+      calls.push({ groups, reply })
+    }
   } finally {
     uncork()
   }
-  const [reply, ...reads] = await Promise.all([script, ...wholes.map((whole) => whole.read)])
-  const text = reply as Buffer
-  const newline = Buffer.isBuffer(text) ? text.indexOf(0x0a) : -1
-  const statuses = layers.length + shardKeys.length
-  if (newline < 0 || text.length !== newline + 1 + statuses + size) {
-    throw new Error(`${what}: the layered check returned ${Buffer.isBuffer(text) ? text.length : typeof text} bytes, expected ${statuses + size} after the version`)
-  }
+  const [replies, reads] = await Promise.all([Promise.all(calls.map((call) => call.reply)), Promise.all(wholes.map((whole) => whole.read))])
   const unanswered = new Set<number>()
-  for (let j = 0; j < layers.length; j++) if (text[newline + 1 + j] !== 0x30) unanswered.add(j)
-  for (let g = 0; g < groupLayer.length; g++) if (text[newline + 1 + layers.length + g] !== 0x30) unanswered.add(groupLayer[g])
-  const version = newline === 0 ? null : text.toString('latin1', 0, newline)
   const found = new Uint8Array(size)
-  const from = newline + 1 + statuses
-  for (let i = 0; i < size; i++) found[i] = text[from + i] === 0x31 ? 1 : 0
+  let version: string | null = ''
+  for (let c = 0; c < calls.length; c++) {
+    const text = replies[c] as Buffer
+    const { groups } = calls[c]
+    const newline = Buffer.isBuffer(text) ? text.indexOf(0x0a) : -1
+    const statuses = layers.length + groups.length
+    if (newline < 0 || text.length !== newline + 1 + statuses + size) {
+      throw new Error(`${what}: the layered check returned ${Buffer.isBuffer(text) ? text.length : typeof text} bytes, expected ${statuses + size} after the version`)
+    }
+    for (let j = 0; j < layers.length; j++) if (text[newline + 1 + j] !== 0x30) unanswered.add(j)
+    for (let g = 0; g < groups.length; g++) if (text[newline + 1 + layers.length + g] !== 0x30) unanswered.add(groups[g].layer)
+    // The newest version any call saw (versions only grow), so a layer listed meanwhile is asked for; null if the list is gone.
+    const seen = newline === 0 ? null : text.toString('latin1', 0, newline)
+    if (seen === null || version === null) version = null
+    else if (version === '' || Number(seen) > Number(version)) version = seen
+    const at = newline + 1 + statuses
+    for (let i = 0; i < size; i++) if (text[at + i] === 0x31) found[i] = 1
+  }
   const out = new Uint8Array(size)
   for (let w = 0; w < wholes.length; w++) {
     const { layer, group } = wholes[w]
     const { parameters, epoch, batch } = layers[layer]
-    const shardBytes = shardBytesOf(parameters)
-    const marker = markerOf(reads[w], shardBytes)
+    const marker = markerOf(reads[w], shardBytesOf(parameters))
     if (marker !== (epoch * 2) >>> 0 && marker !== (epoch * 2 + 1) >>> 0) unanswered.add(layer)
     if (unanswered.has(layer)) continue
     testOrSetGroup(reads[w], batch.positions, batch.hashes, group.keys, 0, group.keys.length, out, TEST_BITS)
