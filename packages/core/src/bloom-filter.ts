@@ -2,7 +2,7 @@ import type { BitStore, Outcome } from './bit-store.js'
 import { shardRanges } from './chunks.js'
 import { crc32 } from './crc32.js'
 import { BloomError, checkKeys, noJsonForm } from './errors.js'
-import type { BloomKey, KeyHasher } from './key-hasher.js'
+import { invalidKeyError, type BloomKey, type KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
 import { positionsOf, shardOf } from './positions.js'
@@ -80,15 +80,16 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * @throws BloomError `BLOOM_INVALID_KEY`, `BLOOM_CLOSED`, or the store's error.
    */
   add(key: BloomKey): Outcome<Sync, boolean> {
-    try {
-      this.checkOpen()
-      const hasher = this.hasher
-      hasher.hash(key)
-      const pair = hasher.pair
-      return this._addHashed(pair[0], pair[1])
-    } catch (error) {
-      return this.io.fail(error)
-    }
+    // No try/catch on this path, the memory backend's per-key hot path: with one around it, the
+    // memory suite's paired rounds measured add and has ~5-10 % slower (1M and 10M keys). What can
+    // fail is asked first and answered through the driver (a throw, or a rejection over an async
+    // store); the default hooks catch their store's throws themselves.
+    const refused = this.refusal(key)
+    if (refused !== undefined) return this.io.fail(refused)
+    const hasher = this.hasher
+    hasher.hash(key)
+    const pair = hasher.pair
+    return this._addHashed(pair[0], pair[1])
   }
 
   /**
@@ -96,15 +97,13 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * with probability about {@link errorRate}, a false positive.
    */
   has(key: BloomKey): Outcome<Sync, boolean> {
-    try {
-      this.checkOpen()
-      const hasher = this.hasher
-      hasher.hash(key)
-      const pair = hasher.pair
-      return this._hasHashed(pair[0], pair[1])
-    } catch (error) {
-      return this.io.fail(error)
-    }
+    // As add: no try/catch on the hot path.
+    const refused = this.refusal(key)
+    if (refused !== undefined) return this.io.fail(refused)
+    const hasher = this.hasher
+    hasher.hash(key)
+    const pair = hasher.pair
+    return this._hasHashed(pair[0], pair[1])
   }
 
   /**
@@ -251,7 +250,9 @@ export class BloomFilter<Sync extends boolean = boolean> {
     await this.close()
   }
 
-  // Hooks: what a backend may override. Each receives checked arguments of an open filter.
+  // Hooks: what a backend may override. Each receives checked arguments of an open filter. Over an
+  // asynchronous store a hook reports failure by rejecting, never by throwing: add and has call
+  // _addHashed and _hasHashed outside any try/catch (see add).
 
   /**
    * Adds the key whose two hash lanes are `a`, `b` (the hasher's `pair`, signed 32-bit; see
@@ -296,7 +297,14 @@ export class BloomFilter<Sync extends boolean = boolean> {
 
   /** @throws BloomError `BLOOM_CLOSED` once {@link close} was called. */
   protected checkOpen(): void {
-    if (this.closed) throw new BloomError('BLOOM_CLOSED', 'the filter is closed')
+    if (this.closed) throw closedError()
+  }
+
+  /** Why `add` or `has` cannot take `key`: the filter is closed, or the key is no string or Uint8Array. */
+  private refusal(key: BloomKey): BloomError | undefined {
+    if (this.closed) return closedError()
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) return invalidKeyError(key)
+    return undefined
   }
 
   private place(a: number, b: number, batch: PositionBatch, index: number): void {
@@ -310,10 +318,15 @@ export class BloomFilter<Sync extends boolean = boolean> {
   }
 
   private one(a: number, b: number, set: boolean): Outcome<Sync, boolean> {
-    const { batch, out } = this.io.scratch(() => this.single, () => this.buffers(1))
-    this.place(a, b, batch, 0)
-    batch.size = 1
-    return this.io.then(set ? this.store.setBits(batch, out) : this.store.testBits(batch, out), () => out[0] === 1)
+    // A store may throw instead of rejecting; over an async store the caller must get a rejection.
+    try {
+      const { batch, out } = this.io.scratch(() => this.single, () => this.buffers(1))
+      this.place(a, b, batch, 0)
+      batch.size = 1
+      return this.io.then(set ? this.store.setBits(batch, out) : this.store.testBits(batch, out), () => out[0] === 1)
+    } catch (error) {
+      return this.io.fail(error)
+    }
   }
 
   private many(keys: Iterable<BloomKey>, set: boolean): Outcome<Sync, boolean[]> {
@@ -374,4 +387,8 @@ function trailer(crc: number): Uint8Array {
   const bytes = new Uint8Array(4)
   new DataView(bytes.buffer).setUint32(0, crc, true)
   return bytes
+}
+
+function closedError(): BloomError {
+  return new BloomError('BLOOM_CLOSED', 'the filter is closed')
 }

@@ -117,7 +117,7 @@ export class KeyHasher {
         this.pair[1] = this.wasm.h32Raw(key, this.seedB)
       }
     } else {
-      throw new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array; got ${describeKey(key)}`)
+      throw invalidKeyError(key)
     }
   }
 
@@ -128,6 +128,11 @@ export class KeyHasher {
     const { written } = this.encoder.encodeInto(key, this.scratch)
     xxh32PairBytes(this.scratch, written, this.seedA, this.seedB, this.pair)
   }
+}
+
+/** `BLOOM_INVALID_KEY` for a key that is neither a string nor a Uint8Array. */
+export function invalidKeyError(key: unknown): BloomError {
+  return new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array; got ${describeKey(key)}`)
 }
 
 function describeKey(key: unknown): string {

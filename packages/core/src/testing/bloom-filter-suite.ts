@@ -186,6 +186,7 @@ export function bloomFilterSuite(options: BloomFilterSuiteOptions): void {
     ] as const) {
       const error = await caught(call, what)
       check(error instanceof BloomError && error.code === 'BLOOM_INVALID_KEY', `${what}: expected BLOOM_INVALID_KEY, got ${String(error)}`)
+      rejectsWhenAsync(filter, call, what)
     }
     const error = await caught(() => filter.addMany(7 as unknown as Iterable<BloomKey>), 'addMany(7)')
     check(error instanceof TypeError, `addMany(7): expected a TypeError, got ${String(error)}`)
@@ -229,6 +230,20 @@ export function bloomFilterSuite(options: BloomFilterSuiteOptions): void {
     for (const [what, call] of calls) {
       const error = await caught(call, what)
       check(error instanceof BloomError && error.code === 'BLOOM_CLOSED', `${what} on a closed filter: expected BLOOM_CLOSED, got ${String(error)}`)
+      rejectsWhenAsync(filter, call, what)
     }
   })
+}
+
+/** An asynchronous filter refuses with a rejected Promise, never a synchronous throw (callers only await). */
+function rejectsWhenAsync(filter: BloomFilter, call: () => unknown, what: string): void {
+  if (filter.isSync) return
+  let result: unknown
+  try {
+    result = call()
+  } catch (error) {
+    check(false, `${what}: an asynchronous filter threw synchronously (${String(error)}) instead of rejecting`)
+  }
+  check(result instanceof Promise, `${what}: an asynchronous filter must answer with a Promise`)
+  ;(result as Promise<unknown>).catch(() => {})
 }
