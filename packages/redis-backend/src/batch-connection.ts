@@ -230,6 +230,8 @@ export class BatchConnections {
   private readonly open = new Map<string, Promise<BatchConnection | undefined>>()
   private readonly failedAt = new Map<string, number>()
   private ended = false
+  /** Request buffers written and free again, for the next requests of any filter on the client. */
+  readonly spare: Array<{ readonly buffer: Buffer; readonly view: DataView }> = []
 
   private constructor(client: RedisClient) {
     this.client = client

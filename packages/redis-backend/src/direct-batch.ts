@@ -26,7 +26,7 @@ const GETRANGE_BYTES = GETRANGE.length + 2 * 17
  * one's replies while Redis works on the next.
  */
 const CHUNK_KEYS = 256
-/** Request buffers kept for reuse, per filter. */
+/** Request buffers kept for reuse, per client (shared by its filters and their layers). */
 const SPARE_BUFFERS = 8
 
 /** Errors after which the keys concerned go through the client instead, which follows redirects. */
@@ -92,7 +92,6 @@ export class DirectBatches {
   /** `HMGET <meta> <checked fields>`, sent with a batch's first request to the meta's node. */
   private readonly metaCommand: Bytes
   private readonly metaSlot: number
-  private readonly spare: Scratch[] = []
 
   constructor(shards: ShardGenerations, connections: BatchConnections, keysPerCommand: number) {
     this.shards = shards
@@ -180,8 +179,9 @@ export class DirectBatches {
   /** A request buffer of at least `size` bytes (plus the writers' slack). */
   private take(size: number): Scratch {
     size += SLACK_BYTES
-    for (let i = this.spare.length - 1; i >= 0; i--) {
-      if (this.spare[i].buffer.length >= size) return this.spare.splice(i, 1)[0]
+    const spare = this.connections.spare
+    for (let i = spare.length - 1; i >= 0; i--) {
+      if (spare[i].buffer.length >= size) return spare.splice(i, 1)[0]
     }
     const buffer = Buffer.allocUnsafeSlow(Math.max(size, 1 << 16))
     return { buffer, view: viewOf(buffer) }
@@ -190,7 +190,7 @@ export class DirectBatches {
   /** Writes `scratch.buffer[0 … end)` as one request; the buffer is reused once written. */
   private request(connection: BatchConnection, scratch: Scratch, end: number, replies: number, what: string): Promise<Replies> {
     return connection.request(scratch.buffer.subarray(0, end), replies, this.shards.timeout, what, () => {
-      if (this.spare.length < SPARE_BUFFERS) this.spare.push(scratch)
+      if (this.connections.spare.length < SPARE_BUFFERS) this.connections.spare.push(scratch)
     })
   }
 
