@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'vitest'
+import { afterAll, describe, expect, inject, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
@@ -91,8 +91,8 @@ describe.each([
 
 // ioredis 6 speaks RESP3 when asked (`protocol: 3`), and so does its duplicate: nulls, for a meta gone, are `_`.
 test.skipIf(process.env.IOREDIS_MAJOR === '5')('a client speaking RESP3 gets the same answers, and a lost meta is BLOOM_DATA_LOST', async () => {
-  const { host, port } = redis.options
-  const resp3 = new Redis({ host, port, protocol: 3, maxRetriesPerRequest: 1 } as ConstructorParameters<typeof Redis>[0])
+  const { host, port } = inject('redisStandalone')
+  const resp3 = new Redis({ host, port, protocol: 3, maxRetriesPerRequest: 1 })
   try {
     const name = uniqueName('resp3')
     const direct = await RedisBloomFilter.create(resp3, name, { capacity: 10_000_000, errorRate: 0.01 })
