@@ -60,7 +60,7 @@ export interface Part {
 export const NO_CONNECTION = Symbol('no batch connection')
 
 /** Splits parts into chunks of at most `size` keys, splitting a part only where it is larger. */
-function chunksOf(parts: readonly Part[], size: number): Part[][] {
+export function chunksOf(parts: readonly Part[], size: number): Part[][] {
   const chunks: Part[][] = []
   let chunk: Part[] = []
   let keys = 0

@@ -4,7 +4,7 @@ import { sendBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
 import { BatchConnections } from './batch-connection.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
-import { DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
+import { chunksOf, DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
 import { DEFAULT_COALESCE_WAIT_MS, type RedisStoreOptions } from './options.js'
@@ -23,24 +23,8 @@ const ACROSS_SLOTS_RETRY_MS = 30_000
 
 /** Packs groups (split where needed) into calls of at most {@link BLOCK_KEYS_PER_CALL} keys. */
 function packCalls(groups: ShardGroup[]): ShardGroup[][] {
-  const calls: ShardGroup[][] = []
-  let call: ShardGroup[] = []
-  let size = 0
-  for (const { shard, keys } of groups) {
-    for (let from = 0; from < keys.length; ) {
-      const take = Math.min(keys.length - from, BLOCK_KEYS_PER_CALL - size)
-      call.push({ shard, keys: keys.subarray(from, from + take) })
-      size += take
-      from += take
-      if (size === BLOCK_KEYS_PER_CALL) {
-        calls.push(call)
-        call = []
-        size = 0
-      }
-    }
-  }
-  if (call.length > 0) calls.push(call)
-  return calls
+  const parts = groups.map(({ shard, keys }) => ({ shard, keys, from: 0, to: keys.length }))
+  return chunksOf(parts, BLOCK_KEYS_PER_CALL).map((call) => call.map(({ shard, keys, from, to }) => ({ shard, keys: keys.subarray(from, to) })))
 }
 
 const NONE = new Uint32Array(0)
