@@ -1,9 +1,10 @@
 import { LRUCache } from 'lru-cache'
 import type { GuardCache } from './cache.js'
-import { ABSENT, cacheKeyOf, FENCE_TAG, lockKeyOf, VALUE_TAG } from './entries.js'
+import { ABSENT, cacheKeyOf, FENCE_TAG, lockKeyOf, VALUE_TAG, type CacheRead } from './entries.js'
 import { describe, GuardError, invalidOption } from './errors.js'
 import { checkOptions, type CacheGuardOptions, type GuardFilter, type GuardKey, type GuardSettings } from './options.js'
-import { sleep, withTimeout } from './timing.js'
+import { awaitTurn, Flights, type Flight, type LockWait } from './single-flight.js'
+import { withTimeout } from './timing.js'
 
 /** Counters since the guard was made; see {@link CacheGuard.stats}. */
 export interface GuardStats {
@@ -52,17 +53,6 @@ export interface RebuildOptions extends WarmOptions {
   into?: GuardFilter
 }
 
-interface Flight<V> {
-  promise: Promise<V | null>
-  /** Set by `created`/`invalidate`: the result may predate the write, so it is not cached in L1. */
-  stale: boolean
-}
-
-type CacheRead<V> = { kind: 'value'; value: V } | { kind: 'absent' } | { kind: 'miss'; seen: string | null }
-
-const LOCK_POLL_FIRST_MS = 5
-const LOCK_POLL_MAX_MS = 50
-
 /**
  * The read path in front of a database: a Bloom filter of every existing ID, a cache holding values
  * and "absent" markers, and one load per key at a time (in-process and, with Redis, across
@@ -82,7 +72,9 @@ export class CacheGuard<V, K extends GuardKey = string> {
   private readonly settings: GuardSettings<V, K>
   private readonly cache: GuardCache | undefined
   private readonly l1: LRUCache<string, { value: V }> | undefined
-  private readonly flights = new Map<string, Flight<V>>()
+  private readonly flights = new Flights<V>()
+  /** The guard as the cross-process lock wait sees it (set when there is a cache). */
+  private readonly lockWait: LockWait<V> | undefined
   private readonly counters: GuardStats = {
     requests: 0,
     filtered: 0,
@@ -113,6 +105,18 @@ export class CacheGuard<V, K extends GuardKey = string> {
     this.cache = this.settings.cache
     this.fenceMs = Math.max(10_000, 2 * this.settings.lockTtl)
     if (this.settings.l1) this.l1 = new LRUCache({ max: this.settings.l1.max, ttl: this.settings.l1.ttl })
+    if (this.cache !== undefined) {
+      this.lockWait = {
+        cache: this.cache,
+        name: this.name,
+        lockTtl: this.settings.lockTtl,
+        lockWait: this.settings.lockWait,
+        counters: this.counters,
+        cacheCall: (call, what, write) => this.cacheCall(call, what, write),
+        readCache: (keys) => this.readCache(keys),
+        decode: (raw) => this.decode(raw),
+      }
+    }
   }
 
   /**
@@ -139,7 +143,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     const running = this.flights.get(key)
     if (running !== undefined) {
       this.counters.joinedLoads++
-      return running.promise
+      return running
     }
     const [read] = await this.readCache([key])
     return this.answer(id, key, read)
@@ -270,7 +274,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
    */
   async close(): Promise<void> {
     this.closed = true
-    await Promise.allSettled([...this.flights.values()].map((flight) => flight.promise))
+    await this.flights.settled()
     this.l1?.clear()
   }
 
@@ -293,14 +297,9 @@ export class CacheGuard<V, K extends GuardKey = string> {
     const running = this.flights.get(key)
     if (running !== undefined) {
       this.counters.joinedLoads++
-      return running.promise
+      return running
     }
-    const flight: Flight<V> = { promise: undefined as unknown as Promise<V | null>, stale: false }
-    flight.promise = this.fly(id, key, read.seen, flight).finally(() => {
-      if (this.flights.get(key) === flight) this.flights.delete(key)
-    })
-    this.flights.set(key, flight)
-    return flight.promise
+    return this.flights.start(key, (flight) => this.fly(id, key, read.seen, flight))
   }
 
   /** One load of `id` for every request in this process, and with a locking cache for every process. */
@@ -308,7 +307,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     const cache = this.cache
     let token: string | undefined
     if (cache?.lock !== undefined && this.settings.lock) {
-      const turn = await this.awaitTurn(key, seen)
+      const turn = await awaitTurn(this.lockWait!, key, seen)
       if (turn.kind === 'done') return turn.value
       token = turn.token
       seen = turn.seen
@@ -347,62 +346,6 @@ export class CacheGuard<V, K extends GuardKey = string> {
       if (held !== undefined) {
         await this.cacheCall(() => cache!.unlock!(lockKeyOf(this.name, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
       }
-    }
-  }
-
-  /**
-   * Takes the key's lock, or waits (polling the cache, bounded by `lockWait`) for the process that
-   * holds it to cache its result. A failing cache or a wait that runs out lets this process load.
-   */
-  private async awaitTurn(key: string, seen: string | null): Promise<{ kind: 'done'; value: V | null } | { kind: 'load'; token: string | undefined; seen: string | null }> {
-    const cache = this.cache!
-    const lockKey = lockKeyOf(this.name, key)
-    const token = crypto.randomUUID()
-    const deadline = Date.now() + this.settings.lockWait
-    let delay = LOCK_POLL_FIRST_MS
-    for (;;) {
-      let locked: boolean
-      let read: CacheRead<V> | undefined
-      try {
-        if (cache.lockAndGet !== undefined) {
-          // The lock and a read of the entry in one round trip: the read tells a waiter at once
-          // whether another process has already cached the result.
-          const answer = await this.cacheCall(() => cache.lockAndGet!(lockKey, token, this.settings.lockTtl, key), 'cache.lockAndGet')
-          locked = answer.locked
-          read = this.decode(answer.value)
-        } else {
-          locked = await this.cacheCall(() => cache.lock!(lockKey, token, this.settings.lockTtl), 'cache.lock')
-          // The lock may be free because another process just finished this load: read again
-          // (one GET on a path about to hit the database) rather than load a second time.
-          if (locked) [read] = await this.readCache([key])
-        }
-      } catch {
-        this.counters.cacheErrors++
-        return { kind: 'load', token: undefined, seen }
-      }
-      if (locked) {
-        if (read!.kind === 'miss') return { kind: 'load', token, seen: read!.seen }
-        await this.cacheCall(() => cache.unlock!(lockKey, token), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
-      }
-      if (read !== undefined && read.kind !== 'miss') {
-        this.counters.sharedLoads++
-        return { kind: 'done', value: read.kind === 'value' ? read.value : null }
-      }
-      if (read !== undefined) seen = read.seen
-      const left = deadline - Date.now()
-      if (left <= 0) {
-        this.counters.lockTimeouts++
-        return { kind: 'load', token: undefined, seen }
-      }
-      await sleep(Math.min(delay, left))
-      delay = Math.min(delay * 2, LOCK_POLL_MAX_MS)
-      if (cache.lockAndGet !== undefined) continue // the next try reads as it locks
-      ;[read] = await this.readCache([key])
-      if (read.kind !== 'miss') {
-        this.counters.sharedLoads++
-        return { kind: 'done', value: read.kind === 'value' ? read.value : null }
-      }
-      seen = read.seen
     }
   }
 
@@ -469,11 +412,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
 
   /** Replaces the cached entry by a fence, and detaches a running load so later gets load afresh. */
   private async fence(id: K, key: string, what: string): Promise<void> {
-    const running = this.flights.get(key)
-    if (running !== undefined) {
-      running.stale = true
-      this.flights.delete(key)
-    }
+    this.flights.detach(key)
     this.l1?.delete(key)
     if (this.cache === undefined) return
     try {

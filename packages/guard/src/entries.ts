@@ -27,3 +27,6 @@ function hex(bytes: Uint8Array): string {
   for (let i = 0; i < bytes.length; i++) out += bytes[i].toString(16).padStart(2, '0')
   return out
 }
+
+/** A cache entry as the read path sees it: a value, "absent", or a miss (with what was there, for compare-and-set). */
+export type CacheRead<V> = { kind: 'value'; value: V } | { kind: 'absent' } | { kind: 'miss'; seen: string | null }
