@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache'
 import type { GuardCache } from './cache.js'
 import { ABSENT, cacheKeyOf, FENCE_TAG, lockKeyOf, VALUE_TAG, type CacheRead } from './entries.js'
-import { describe, GuardError, invalidOption } from './errors.js'
+import { describe, GuardError, invalidOption, messageOf } from './errors.js'
+import { fill, type RebuildOptions, type WarmOptions } from './maintenance.js'
 import { checkOptions, type CacheGuardOptions, type GuardFilter, type GuardKey, type GuardSettings } from './options.js'
 import { awaitTurn, Flights, type Flight, type LockWait } from './single-flight.js'
 import { withTimeout } from './timing.js'
@@ -34,23 +35,6 @@ export interface GuardStats {
   cacheErrors: number
   /** Loads that threw or rejected. */
   loadErrors: number
-}
-
-/** Progress of {@link CacheGuard.warm} and {@link CacheGuard.rebuild}. */
-export interface WarmOptions {
-  /** Keys per filter batch (1 to 1 000 000). Default: 10 000. */
-  batchSize?: number
-  /** Called after each batch with the number of keys added so far. */
-  onProgress?: (added: number) => void
-}
-
-/** Options of {@link CacheGuard.rebuild}. */
-export interface RebuildOptions extends WarmOptions {
-  /**
-   * A new, empty filter to fill and then use instead of the current one, for filters without an
-   * atomic rebuild of their own (memory, LevelDB). The guard returns the old filter for you to close.
-   */
-  into?: GuardFilter
 }
 
 /**
@@ -222,7 +206,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
    */
   async warm(ids: AsyncIterable<K> | Iterable<K>, options: WarmOptions = {}): Promise<number> {
     this.checkOpen()
-    return this.fill(this.filter, ids, options)
+    return fill(this.filter, ids, options, (id) => this.cacheKey(id))
   }
 
   /**
@@ -249,7 +233,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     if (this.nextFilter !== undefined) throw invalidOption('into', 'unset while another rebuild runs', into)
     this.nextFilter = into
     try {
-      await this.fill(into, ids, options)
+      await fill(into, ids, options, (id) => this.cacheKey(id))
       const old = this.filter
       this.filter = into
       return old
@@ -423,34 +407,6 @@ export class CacheGuard<V, K extends GuardKey = string> {
     }
   }
 
-  private async fill(filter: GuardFilter, ids: AsyncIterable<K> | Iterable<K>, options: WarmOptions): Promise<number> {
-    if (ids === null || typeof ids !== 'object' || (!(Symbol.asyncIterator in ids) && !(Symbol.iterator in ids))) {
-      throw invalidOption('ids', 'an iterable or async iterable of keys', ids)
-    }
-    const batchSize = options.batchSize ?? 10_000
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1_000_000) throw invalidOption('batchSize', 'an integer from 1 to 1000000', batchSize)
-    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw invalidOption('onProgress', 'a function', options.onProgress)
-    let added = 0
-    let batch: K[] = []
-    const flush = async () => {
-      try {
-        await filter.addMany(batch)
-      } catch (error) {
-        throw new GuardError('GUARD_FILTER_UNAVAILABLE', `the filter could not add keys after ${added}: ${messageOf(error)}`, { cause: error })
-      }
-      added += batch.length
-      batch = []
-      options.onProgress?.(added)
-    }
-    for await (const id of ids as AsyncIterable<K>) {
-      this.cacheKey(id)
-      batch.push(id)
-      if (batch.length === batchSize) await flush()
-    }
-    if (batch.length > 0) await flush()
-    return added
-  }
-
   // --- helpers ---
 
   private serialize(id: K, value: V): string {
@@ -518,8 +474,4 @@ export class CacheGuard<V, K extends GuardKey = string> {
   private checkOpen(): void {
     if (this.closed) throw new GuardError('GUARD_CLOSED', `guard "${this.name}" is closed`)
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -47,3 +47,8 @@ export function describe(value: unknown): string {
   if (value === null || typeof value !== 'object') return String(value)
   return Object.prototype.toString.call(value)
 }
+
+/** The message of a thrown value, for an error that wraps it. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
