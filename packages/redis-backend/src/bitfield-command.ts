@@ -36,11 +36,6 @@ const ONE = new Bytes('$1\r\n1\r\n')
 const MAX_OP_BYTES = SET_U1.length + 5 + 10 + 2 + ONE.length
 const MARKER_HEAD = new Bytes('$3\r\nGET\r\n$3\r\nu32\r\n')
 
-/** Writes `value` (an unsigned 32-bit integer) as a RESP bulk string at `at`; returns the new end. */
-export function writeBulkNumber(buffer: Buffer, at: number, value: number): number {
-  return putBulkNumber(viewOf(buffer), buffer, at, value)
-}
-
 /**
  * A `BITFIELD` (set) or `BITFIELD_RO` (test) on one shard key: first `GET u32 <markerOffset>`
  * (the shard's marker, so a missing key is detected in the same atomic command), then one
@@ -67,9 +62,14 @@ export function bitfieldCommand(
   return new PreEncodedCommand(name, key, buffer.subarray(0, end))
 }
 
-/** `key` as a RESP bulk string: `$<bytes>\r\n<key>\r\n`. */
+/** `text` as the RESP of a bulk string: `$<bytes>\r\n<text>\r\n`. */
+export function bulkText(text: string): string {
+  return `$${Buffer.byteLength(text)}\r\n${text}\r\n`
+}
+
+/** `key` as a RESP bulk string, ready to write: {@link bulkText} as {@link Bytes}. */
 export function bulkString(key: string): Bytes {
-  return new Bytes(`$${Buffer.byteLength(key)}\r\n${key}\r\n`)
+  return new Bytes(bulkText(key))
 }
 
 /** The most bytes {@link writeBitfield} writes for `bits` bit operations on the key `keyBulk`, with its slack. */
@@ -130,8 +130,7 @@ export async function sendBitfield(
 ): Promise<void> {
   const key = shards.key(shard, generation)
   const what = `${set ? 'add' : 'has'} on ${key}`
-  const prefix = (shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
-  const command = bitfieldCommand(set, prefix + key, shards.shardBytes * 8, batch.positions, batch.hashes, keys, from, to)
+  const command = bitfieldCommand(set, shards.keyPrefix + key, shards.shardBytes * 8, batch.positions, batch.hashes, keys, from, to)
   shards.client.sendCommand(command)
   // Integers, or strings of digits for a client with ioredis's stringNumbers option.
   const reply = (await shards.call(command.promise, what)) as Array<number | string>

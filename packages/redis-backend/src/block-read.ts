@@ -51,7 +51,7 @@ export async function readBlocks(shards: ShardGenerations, batch: PositionBatch,
   if (acrossSlots) {
     // Only KEYS[1] is declared (ioredis routes by it, and adds the key prefix to it): the others
     // travel as arguments, prefixed here.
-    const prefix = (shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
+    const prefix = shards.keyPrefix
     reply = await evalScript(shards, SCRIPTS.acrossSlots, 1, [keys[0], ...markers, groups.length, ...keys.map((key) => prefix + key), ...requests], what)
   } else {
     reply = await evalScript(shards, SCRIPTS.perSlot, groups.length, [...keys, ...markers, ...requests], what)

@@ -6,7 +6,7 @@
 // stays in one slot), or BITFIELD's leading `GET u32`.
 import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { bitfieldBytes, bulkString, copyToNext, discardUnmarked, sendBitfield, writeBitfield } from './bitfield-command.js'
+import { bitfieldBytes, bulkString, bulkText, copyToNext, discardUnmarked, sendBitfield, writeBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES } from './block-read.js'
 import { lineInteger, type BatchConnection, type BatchConnections, type Replies } from './batch-connection.js'
 import { dataLost, storeError } from './errors.js'
@@ -99,11 +99,9 @@ export class DirectBatches {
     this.keysPerCommand = keysPerCommand
     this.keyBulks = new Array<Bytes | undefined>(shards.parameters.shards)
     this.markerOffset = shards.shardBytes
-    const prefix = (shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
-    const meta = prefix + shards.names.meta
+    const meta = shards.keyPrefix + shards.names.meta
     this.metaSlot = slotOf(meta)
-    const bulk = (text: string) => `$${Buffer.byteLength(text)}\r\n${text}\r\n`
-    this.metaCommand = new Bytes(`*${2 + CHECKED_FIELDS.length}\r\n$5\r\nHMGET\r\n${bulk(meta)}${CHECKED_FIELDS.map(bulk).join('')}`)
+    this.metaCommand = new Bytes(`*${2 + CHECKED_FIELDS.length}\r\n$5\r\nHMGET\r\n${bulkText(meta)}${CHECKED_FIELDS.map(bulkText).join('')}`)
   }
 
   /**
@@ -170,8 +168,7 @@ export class DirectBatches {
   private keyBulk(shard: number): Bytes {
     let bulk = this.keyBulks[shard]
     if (bulk === undefined) {
-      const prefix = (this.shards.client.options as { keyPrefix?: string }).keyPrefix ?? ''
-      this.keyBulks[shard] = bulk = bulkString(prefix + this.shards.key(shard, 'live'))
+      this.keyBulks[shard] = bulk = bulkString(this.shards.keyPrefix + this.shards.key(shard, 'live'))
     }
     return bulk
   }

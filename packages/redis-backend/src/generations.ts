@@ -77,6 +77,14 @@ export class ShardGenerations {
   }
 
   /**
+   * The client's key prefix (ioredis's `keyPrefix` option, or ''): ioredis adds it to the keys it
+   * knows as keys, so it is added here where a key travels as an argument or in RESP we write.
+   */
+  get keyPrefix(): string {
+    return this.client.options.keyPrefix ?? ''
+  }
+
+  /**
    * Compares the meta hash's checked fields with those this instance works with, so that a meta
    * changed under an open filter (a migration script editing `seed`) fails the call instead of
    * leaving instances that disagree. One HMGET, sent beside a batch's own commands.
