@@ -7,7 +7,7 @@ import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { chunksOf, DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
-import { DEFAULT_COALESCE_WAIT_MS, type RedisStoreOptions } from './options.js'
+import { DEFAULT_COALESCE_WAIT_MS, isCluster, masterOfSlot, type RedisStoreOptions } from './options.js'
 import { COUNT_SHARD, OR_SHARD, READ_SHARD, WRITE_SHARD } from './scripts.js'
 import { MAX_SCAN_BYTES, orWhole, readWhole } from './whole-shard.js'
 
@@ -28,24 +28,6 @@ function packCalls(groups: ShardGroup[]): ShardGroup[][] {
 }
 
 const NONE = new Uint32Array(0)
-
-/**
- * The batch's keys by shard, shards ascending, input order within each: core's groupByShard, by a
- * counting sort when the filter has few shards for the batch (no Map, one array of keys).
- */
-function groupByShard(batch: PositionBatch, shardCount: number): ShardGroup[] {
-  const { size, shards } = batch
-  if (shardCount > 4 * size + 64) return batch.groupByShard()
-  const starts = new Uint32Array(shardCount + 1)
-  for (let i = 0; i < size; i++) starts[shards[i] + 1]++
-  for (let s = 0; s < shardCount; s++) starts[s + 1] += starts[s]
-  const fill = starts.slice(0, shardCount)
-  const sorted = new Uint32Array(size)
-  for (let i = 0; i < size; i++) sorted[fill[shards[i]]++] = i
-  const groups: ShardGroup[] = []
-  for (let s = 0; s < shardCount; s++) if (starts[s + 1] > starts[s]) groups.push({ shard: s, keys: sorted.subarray(starts[s], starts[s + 1]) })
-  return groups
-}
 
 /**
  * The keys whose positions all lie in one 512-bit block (every key, when the positions come from
@@ -133,8 +115,7 @@ export class RedisBitStore implements BitStore<false> {
     const scanBytesPerKey = options.scanBytesPerKey ?? 512
     this.scanMinKeys = scanBytesPerKey === 0 || shards.shardBytes + 4 > MAX_SCAN_BYTES ? Infinity : Math.ceil(shards.shardBytes / scanBytesPerKey)
     this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && options.blockReads !== false
-    // Duck-typed: the app's ioredis may be another copy than ours (a peer dependency).
-    this.crossShardCalls = (shards.client as { isCluster?: boolean }).isCluster !== true
+    this.crossShardCalls = !isCluster(shards.client)
     this.direct = generation === 'live' && options.batchConnection !== false ? new DirectBatches(shards, BatchConnections.of(shards.client), this.keysPerCommand) : undefined
     const waitMs = options.coalesceWait ?? DEFAULT_COALESCE_WAIT_MS
     this.coalesced = { set: new Coalescer((batch, out) => this.run(true, batch, out), waitMs), test: new Coalescer((batch, out) => this.run(false, batch, out), waitMs) }
@@ -255,7 +236,7 @@ export class RedisBitStore implements BitStore<false> {
     const blocks: Part[] = []
     const perBit: Part[] = []
     const byBlock = this.blockReads && (!set || this.testFirst)
-    for (const group of groupByShard(batch, this.parameters.shards)) {
+    for (const group of batch.groupByShard()) {
       const { shard, keys } = group
       if (keys.length >= this.scanMinKeys) {
         whole.push(group)
@@ -317,10 +298,10 @@ export class RedisBitStore implements BitStore<false> {
   private blockCalls(groups: ShardGroup[]): ShardGroup[][] {
     if (this.crossShardCalls) return packCalls(groups)
     const byNode = new Map<string, ShardGroup[]>()
-    const slots = Date.now() >= this.perShardUntil ? (this.shards.client as unknown as { slots?: string[][] }).slots : undefined
+    const bySlotMap = Date.now() >= this.perShardUntil
     for (const group of groups) {
       const slot = this.shards.names.slot(group.shard)
-      const node = slots?.[slot]?.[0] ?? `slot ${slot}`
+      const node = (bySlotMap ? masterOfSlot(this.shards.client, slot) : undefined) ?? `slot ${slot}`
       const list = byNode.get(node)
       if (list === undefined) byNode.set(node, [group])
       else list.push(group)
