@@ -5,7 +5,7 @@
 // received bytes. The connection itself is opened by ioredis, with the user's own options
 // (`duplicate()`: address, TLS, AUTH, database, sentinels), and handed over once it is ready.
 import { BloomError } from '@bloomkit/core'
-import type { RedisClient } from './options.js'
+import { isCluster, masterOfSlot, type RedisClient } from './options.js'
 
 /** What one request's replies arrived as: `data[start … end)` holds them all, in order. */
 export interface Replies {
@@ -257,7 +257,7 @@ export class BatchConnections {
 
   /** Whether the client is a Cluster. */
   get cluster(): boolean {
-    return (this.client as { isCluster?: boolean }).isCluster === true
+    return isCluster(this.client)
   }
 
   /**
@@ -266,7 +266,7 @@ export class BatchConnections {
    */
   nodeOf(slot: number): string | undefined {
     if (!this.cluster) return ''
-    return (this.client as unknown as { slots?: string[][] }).slots?.[slot]?.[0]
+    return masterOfSlot(this.client, slot)
   }
 
   /** The open connection to `node`, opening it if needed; undefined while it cannot be opened. */

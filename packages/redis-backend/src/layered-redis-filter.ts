@@ -24,7 +24,7 @@ import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { metaFields, STORE_FORMAT } from './meta.js'
-import { checkClient, checkOptions, DEFAULT_SHARD_BITS, type RedisClient, type RedisFilterOptions } from './options.js'
+import { checkClient, checkOptions, DEFAULT_SHARD_BITS, isCluster, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 
 /** Batches of at most this many keys (single calls) ask every layer in the one script: one command per check. */
@@ -665,7 +665,7 @@ export class RedisLayeredFilter {
       return layer.filter.bitStore.testBits(batch, out).then(() => out)
     }
     let version: string | null
-    if ((this.client as { isCluster?: boolean }).isCluster !== true && keys.length <= MAX_CHECK_KEYS) {
+    if (!isCluster(this.client) && keys.length <= MAX_CHECK_KEYS) {
       const batches = layers.map((layer) => layerBatch(layer.parameters, pairs))
       // A large batch reads a blocked layer's blocks by the layer's own path (plain GETRANGEs, replies
       // read in place): cheaper per key than a script's Lua calls. Everything else goes in the one script.

@@ -35,6 +35,19 @@ export interface RedisClient {
   multi(): RedisTransaction
 }
 
+/**
+ * Whether `client` is an ioredis Cluster. Duck-typed by ioredis's `isCluster`, not instanceof: the
+ * app's ioredis may be another copy than ours (a peer dependency).
+ */
+export function isCluster(client: RedisClient): boolean {
+  return (client as { isCluster?: boolean }).isCluster === true
+}
+
+/** The master serving `slot` ("host:port") in a Cluster client's slot map, or undefined while unknown. */
+export function masterOfSlot(client: RedisClient, slot: number): string | undefined {
+  return (client as unknown as { slots?: string[][] }).slots?.[slot]?.[0]
+}
+
 /** The part of ioredis's MULTI builder that a whole-shard add uses. */
 export interface RedisTransaction {
   set(key: RedisKey, value: RedisKey, expiryMode: 'PX', milliseconds: number): RedisTransaction
