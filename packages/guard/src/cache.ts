@@ -65,6 +65,11 @@ end
 if redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
 return stored`
 
+/** A TTL in ms as SET's PX takes it: a whole number of at least 1. */
+function pxOf(ttlMs: number): number {
+  return Math.max(1, Math.round(ttlMs))
+}
+
 /** ioredis states in which a command would wait in the offline queue rather than run. */
 const DISCONNECTED = new Set(['reconnecting', 'close', 'end'])
 
@@ -96,17 +101,17 @@ export class RedisCache implements GuardCache {
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     this.checkConnected()
-    await this.client.call('SET', key, value, 'PX', Math.max(1, Math.round(ttlMs)))
+    await this.client.call('SET', key, value, 'PX', pxOf(ttlMs))
   }
 
   async setIf(key: string, value: string, ttlMs: number, expected: string | null): Promise<boolean> {
     this.checkConnected()
-    return Number(await this.script(SET_IF, key, expected ?? '', value, Math.max(1, Math.round(ttlMs)))) === 1
+    return Number(await this.script(SET_IF, key, expected ?? '', value, pxOf(ttlMs))) === 1
   }
 
   async lock(key: string, token: string, ttlMs: number): Promise<boolean> {
     this.checkConnected()
-    return (await this.client.call('SET', key, token, 'NX', 'PX', Math.max(1, Math.round(ttlMs)))) === 'OK'
+    return (await this.client.call('SET', key, token, 'NX', 'PX', pxOf(ttlMs))) === 'OK'
   }
 
   async unlock(key: string, token: string): Promise<void> {
@@ -116,23 +121,21 @@ export class RedisCache implements GuardCache {
 
   async lockAndGet(lockKey: string, token: string, ttlMs: number, key: string): Promise<{ locked: boolean; value: string | null }> {
     this.checkConnected()
-    const ttl = Math.max(1, Math.round(ttlMs))
     if (this.client.isCluster === true) {
-      const [locked, value] = await Promise.all([this.client.call('SET', lockKey, token, 'NX', 'PX', ttl), this.client.call('GET', key)])
-      return { locked: locked === 'OK', value: value as string | null }
+      const [locked, [value]] = await Promise.all([this.lock(lockKey, token, ttlMs), this.getMany([key])])
+      return { locked, value }
     }
-    const [locked, value] = (await this.script2(LOCK_AND_GET, lockKey, key, token, ttl)) as [number, string | null]
+    const [locked, value] = (await this.script2(LOCK_AND_GET, lockKey, key, token, pxOf(ttlMs))) as [number, string | null]
     return { locked: Number(locked) === 1, value }
   }
 
   async setIfAndUnlock(key: string, value: string, ttlMs: number, expected: string | null, lockKey: string, token: string): Promise<boolean> {
     this.checkConnected()
-    const ttl = Math.max(1, Math.round(ttlMs))
     if (this.client.isCluster === true) {
-      const [stored] = await Promise.all([this.script(SET_IF, key, expected ?? '', value, ttl), this.script(UNLOCK, lockKey, token)])
-      return Number(stored) === 1
+      const [stored] = await Promise.all([this.setIf(key, value, ttlMs, expected), this.unlock(lockKey, token)])
+      return stored
     }
-    return Number(await this.script2(SET_IF_AND_UNLOCK, key, lockKey, expected ?? '', value, ttl, token)) === 1
+    return Number(await this.script2(SET_IF_AND_UNLOCK, key, lockKey, expected ?? '', value, pxOf(ttlMs), token)) === 1
   }
 
   private checkConnected(): void {
