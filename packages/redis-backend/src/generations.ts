@@ -31,7 +31,8 @@ export async function forEachLimited(count: number, limit: number, work: (i: num
 /** Which generation of shard keys a store reads and writes: the live one, or the next one a rebuild fills. */
 export type Generation = 'live' | 'next'
 
-function markerBytes(value: number): Buffer {
+/** A shard marker as it is stored: 4 bytes, big-endian. */
+export function markerBytes(value: number): Buffer {
   const bytes = Buffer.alloc(4)
   bytes.writeUInt32BE(value >>> 0)
   return bytes

@@ -12,13 +12,13 @@ import { createHash } from 'node:crypto'
 import { shardBytesOf, TEST_BITS, testOrSetGroup, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
+import { markerBytes } from './generations.js'
 import { CHECKED_FIELDS, checkedValues } from './meta.js'
 import type { RedisClient } from './options.js'
+import { MAX_SCAN_BYTES } from './whole-shard.js'
 
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */
 const BITFIELD_BYTES_PER_PROBE = 34
-/** The largest shard a check reads whole (the store's limit too): no command moves more than 4 MiB. */
-const MAX_WHOLE_BYTES = 4 << 20
 
 /**
  * KEYS[1] the layered meta, KEYS[2 … 1 + L] the layers' metas, KEYS[2 + L …] shard keys.
@@ -111,11 +111,9 @@ export interface LayersAnswer {
   readonly unanswered: number[]
 }
 
+/** A layer's two accepted shard markers, plain then flagged, as the script takes them (8 bytes). */
 function markersOf(epoch: number): Buffer {
-  const bytes = Buffer.alloc(8)
-  bytes.writeUInt32BE((epoch * 2) >>> 0, 0)
-  bytes.writeUInt32BE((epoch * 2 + 1) >>> 0, 4)
-  return bytes
+  return Buffer.concat([markerBytes(epoch * 2), markerBytes(epoch * 2 + 1)])
 }
 
 /** Per key of `members`: its index (u16), then its k positions (u32), big-endian. */
@@ -200,7 +198,7 @@ export async function checkLayers(
       const perKey = wholeBytesPerKey === 0 ? 0 : Math.max(wholeBytesPerKey, parameters.layout === 'classic' ? 2 * BITFIELD_BYTES_PER_PROBE * parameters.hashes : 0)
       for (const group of batch.groupByShard()) {
         const key = keys[1 + group.shard]
-        if (shardBytes + 4 <= MAX_WHOLE_BYTES && shardBytes <= perKey * group.keys.length) {
+        if (shardBytes + 4 <= MAX_SCAN_BYTES && shardBytes <= perKey * group.keys.length) {
           wholes.push({ layer: j, group, read: callRedis(client.getrangeBuffer(key, 0, shardBytes + 3), timeout, `${what} on ${key}`) })
         } else {
           const args = [String(j + 1), String(shardBytes), markersOf(epoch), parameters.layout === 'blocked' ? 'b' : 'c', String(batch.hashes)]
