@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { TEST_BITS, testOrSetKey, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
 import type { ShardGenerations } from './generations.js'
-import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS } from './scripts.js'
+import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS, runScript } from './scripts.js'
 
 /** Bytes per block of the blocked layout (a cache line; 512 bits). */
 const BLOCK_BYTES = 64
@@ -52,9 +52,9 @@ export async function readBlocks(shards: ShardGenerations, batch: PositionBatch,
     // Only KEYS[1] is declared (ioredis routes by it, and adds the key prefix to it): the others
     // travel as arguments, prefixed here.
     const prefix = shards.keyPrefix
-    reply = await evalScript(shards, SCRIPTS.acrossSlots, 1, [keys[0], ...markers, groups.length, ...keys.map((key) => prefix + key), ...requests], what)
+    reply = await runScript(shards.client, SCRIPTS.acrossSlots, [1, keys[0], ...markers, groups.length, ...keys.map((key) => prefix + key), ...requests], shards.timeout, what)
   } else {
-    reply = await evalScript(shards, SCRIPTS.perSlot, groups.length, [...keys, ...markers, ...requests], what)
+    reply = await runScript(shards.client, SCRIPTS.perSlot, [groups.length, ...keys, ...markers, ...requests], shards.timeout, what)
   }
   if (!Buffer.isBuffer(reply) || reply.length !== groups.length + total * BLOCK_BYTES) {
     throw new Error(`${what}: the block read returned ${Buffer.isBuffer(reply) ? reply.length : typeof reply} bytes, expected ${groups.length + total * BLOCK_BYTES}`)
@@ -70,17 +70,6 @@ export async function readBlocks(shards: ShardGenerations, batch: PositionBatch,
  */
 export function refusedAcrossSlots(error: unknown): boolean {
   return /non local key|same slot|CROSSSLOT|MOVED|ASK|shebang|unexpected symbol|flags/i.test(String((error as Error)?.message))
-}
-
-/** EVALSHA, falling back to EVAL once the server does not know the script (after a restart or on a new node). */
-async function evalScript(shards: ShardGenerations, script: { body: string; sha: string }, keys: number, args: Array<string | number | Buffer>, what: string): Promise<unknown> {
-  const client = shards.client
-  try {
-    return await shards.call(client.callBuffer('evalsha', script.sha, keys, ...args), what)
-  } catch (error) {
-    if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
-    return shards.call(client.callBuffer('eval', script.body, keys, ...args), what)
-  }
 }
 
 /**

@@ -14,7 +14,8 @@ import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import { markerBytes } from './generations.js'
 import { CHECKED_FIELDS, checkedValues } from './meta.js'
-import type { RedisClient } from './options.js'
+import { corkWrites, type RedisClient } from './options.js'
+import { runScript } from './scripts.js'
 import { MAX_SCAN_BYTES } from './whole-shard.js'
 
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */
@@ -137,17 +138,6 @@ function encodeRequest(batch: PositionBatch, members: Uint32Array): Buffer {
   return request
 }
 
-/**
- * Holds a standalone ioredis client's socket writes until the returned function is called, so
- * that a check's commands leave in one write. Anything without `stream.cork` is left as it is.
- */
-function corkWrites(client: unknown): () => void {
-  const stream = (client as { stream?: { cork?: () => void; uncork?: () => void } }).stream
-  if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return () => {}
-  stream.cork()
-  return () => stream.uncork!()
-}
-
 /** The marker after a shard's bits in a GETRANGE of bits and marker, or −1 when the reply is short (key lost). */
 function markerOf(bytes: Uint8Array, shardBytes: number): number {
   if (bytes.length !== shardBytes + 4) return -1
@@ -221,10 +211,7 @@ export async function checkLayers(
         groupArgs.push(...shard.args, encodeRequest(shard.batch, shard.members.subarray(lo, hi)))
       }
       const all = [1 + metaKeys.length + groups.length, meta, ...metaKeys, ...groups.map((group) => group.key), String(layers.length), String(size), ...metaArgs, ...groupArgs]
-      const reply = callRedis(client.callBuffer('evalsha', SCRIPT.sha, ...all), timeout, what).catch((error: unknown) => {
-        if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
-        return callRedis(client.callBuffer('eval', SCRIPT.body, ...all), timeout, what)
-      })
+      const reply = runScript(client, SCRIPT, all, timeout, what)
       calls.push({ groups, reply })
     }
   } finally {

@@ -48,6 +48,20 @@ export function masterOfSlot(client: RedisClient, slot: number): string | undefi
   return (client as unknown as { slots?: string[][] }).slots?.[slot]?.[0]
 }
 
+/**
+ * Holds a standalone ioredis client's socket writes until the returned function is called, so
+ * that the commands a batch or a layered check issues together (hundreds on a filter of many
+ * shards) leave in one write instead of one system call each. A Cluster client (no `stream`; each node has its own)
+ * and anything without `cork` are left as they are.
+ */
+export function corkWrites(client: unknown): () => void {
+  const stream = (client as { stream?: { cork?: unknown; uncork?: unknown } }).stream
+  if (stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function') return () => {}
+  const { cork, uncork } = stream as { cork: () => void; uncork: () => void }
+  cork.call(stream)
+  return () => uncork.call(stream)
+}
+
 /** The part of ioredis's MULTI builder that a whole-shard add uses. */
 export interface RedisTransaction {
   set(key: RedisKey, value: RedisKey, expiryMode: 'PX', milliseconds: number): RedisTransaction

@@ -7,7 +7,7 @@ import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { chunksOf, DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
-import { DEFAULT_COALESCE_WAIT_MS, isCluster, masterOfSlot, type RedisStoreOptions } from './options.js'
+import { corkWrites, DEFAULT_COALESCE_WAIT_MS, isCluster, masterOfSlot, type RedisStoreOptions } from './options.js'
 import { COUNT_SHARD, OR_SHARD, READ_SHARD, WRITE_SHARD } from './scripts.js'
 import { MAX_SCAN_BYTES, orWhole, readWhole } from './whole-shard.js'
 
@@ -51,19 +51,6 @@ function splitByBlock(batch: PositionBatch, keys: Uint32Array): [Uint32Array, Ui
   return [keys.filter((key) => !others.has(key)), Uint32Array.from(spread)]
 }
 
-/**
- * Holds a standalone ioredis client's socket writes until the returned function is called, so
- * that the commands a batch issues together (hundreds on a filter of many shards) leave in one
- * write instead of one system call each. A Cluster client (no `stream`; each node has its own)
- * and anything without `cork` are left as they are.
- */
-function corkWrites(client: unknown): () => void {
-  const stream = (client as { stream?: { cork?: unknown; uncork?: unknown } }).stream
-  if (stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function') return () => {}
-  const { cork, uncork } = stream as { cork: () => void; uncork: () => void }
-  cork.call(stream)
-  return () => uncork.call(stream)
-}
 
 /**
  * The bits of a named filter in Redis (see {@link ShardGenerations} for the keys and markers).

@@ -2,6 +2,21 @@
 // key, or keys sharing a hash tag, so each is atomic in standalone Redis and in a Cluster.
 // Shard scripts take ARGV[1] = the marker's byte offset and ARGV[2], ARGV[3] = the two marker
 // values (4 bytes each) that are acceptable; a shard key without one of them is lost.
+import { callRedis } from './errors.js'
+import type { RedisClient } from './options.js'
+
+/**
+ * Runs a script by EVALSHA, and once more in full by EVAL when the server does not know it yet
+ * (NOSCRIPT: a restarted or new node); each call bounded by `timeout` ms. Replies as Buffers.
+ */
+export async function runScript(client: RedisClient, script: { readonly body: string; readonly sha: string }, keysAndArgs: ReadonlyArray<string | number | Buffer>, timeout: number, what: string): Promise<unknown> {
+  try {
+    return await callRedis(client.callBuffer('evalsha', script.sha, ...keysAndArgs), timeout, what)
+  } catch (error) {
+    if (!String((error as Error)?.message).includes('NOSCRIPT')) throw error
+    return callRedis(client.callBuffer('eval', script.body, ...keysAndArgs), timeout, what)
+  }
+}
 
 const CHECK_MARKER = `
 local at = tonumber(ARGV[1])
