@@ -22,26 +22,8 @@ export class PositionBatch {
     this.positions = new Uint32Array(capacity * hashes)
   }
 
-  /**
-   * The keys grouped by shard, shards in ascending order: what Redis and LevelDB stores send per key.
-   * Groups may share one array (each `keys` a view of it): read them, do not write them.
-   */
+  /** The keys grouped by shard, shards in ascending order: what Redis and LevelDB stores send per key. */
   groupByShard(): ShardGroup[] {
-    const { size, shards } = this
-    let top = 0
-    for (let i = 0; i < size; i++) if (shards[i] > top) top = shards[i]
-    // Few shards for the batch: a counting sort (no Map, one array of keys for all groups).
-    if (top < 4 * size + 64) {
-      const starts = new Uint32Array(top + 2)
-      for (let i = 0; i < size; i++) starts[shards[i] + 1]++
-      for (let s = 0; s <= top; s++) starts[s + 1] += starts[s]
-      const fill = starts.slice(0, top + 1)
-      const sorted = new Uint32Array(size)
-      for (let i = 0; i < size; i++) sorted[fill[shards[i]]++] = i
-      const groups: ShardGroup[] = []
-      for (let s = 0; s <= top; s++) if (starts[s + 1] > starts[s]) groups.push({ shard: s, keys: sorted.subarray(starts[s], starts[s + 1]) })
-      return groups
-    }
     const counts = new Map<number, number>()
     for (let i = 0; i < this.size; i++) {
       const shard = this.shards[i]

@@ -30,6 +30,26 @@ function packCalls(groups: ShardGroup[]): ShardGroup[][] {
 const NONE = new Uint32Array(0)
 
 /**
+ * The batch's keys by shard, shards ascending, input order within each: core's groupByShard, by a
+ * counting sort when the filter has few shards for the batch (no Map, one array of keys). Kept
+ * here rather than in core's PositionBatch, which every browser bundle carries (~0.27 KB gzip
+ * more there) while only this store sends batches of many keys per shard.
+ */
+function groupByShard(batch: PositionBatch, shardCount: number): ShardGroup[] {
+  const { size, shards } = batch
+  if (shardCount > 4 * size + 64) return batch.groupByShard()
+  const starts = new Uint32Array(shardCount + 1)
+  for (let i = 0; i < size; i++) starts[shards[i] + 1]++
+  for (let s = 0; s < shardCount; s++) starts[s + 1] += starts[s]
+  const fill = starts.slice(0, shardCount)
+  const sorted = new Uint32Array(size)
+  for (let i = 0; i < size; i++) sorted[fill[shards[i]]++] = i
+  const groups: ShardGroup[] = []
+  for (let s = 0; s < shardCount; s++) if (starts[s + 1] > starts[s]) groups.push({ shard: s, keys: sorted.subarray(starts[s], starts[s + 1]) })
+  return groups
+}
+
+/**
  * The keys whose positions all lie in one 512-bit block (every key, when the positions come from
  * the blocked layout's hashing), and the others, which go per bit.
  */
@@ -223,7 +243,7 @@ export class RedisBitStore implements BitStore<false> {
     const blocks: Part[] = []
     const perBit: Part[] = []
     const byBlock = this.blockReads && (!set || this.testFirst)
-    for (const group of batch.groupByShard()) {
+    for (const group of groupByShard(batch, this.parameters.shards)) {
       const { shard, keys } = group
       if (keys.length >= this.scanMinKeys) {
         whole.push(group)
