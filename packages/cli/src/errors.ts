@@ -20,6 +20,13 @@ export type CliErrorCode =
   | 'CLI_INPUT'
   /** The target exists and `--replace` was not given, or cannot be written. */
   | 'CLI_TARGET'
+  /**
+   * The input did not arrive whole, so nothing was committed: fewer keys than `--expect` or
+   * `--min-keys`, no `--end-marker`, or far fewer keys than the filter being replaced holds.
+   */
+  | 'CLI_INCOMPLETE'
+  /** SIGINT or SIGTERM arrived before the commit: nothing was committed (exit 130). */
+  | 'CLI_INTERRUPTED'
 
 /** An error the command line reports as `bloomkit: <message> [<code>]`, exiting with {@link EXIT}.error. */
 export class CliError extends Error {

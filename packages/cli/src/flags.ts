@@ -20,13 +20,26 @@ export function probability(value: string): number {
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, kb: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mb: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gb: 2 ** 30, gib: 2 ** 30, t: 2 ** 40, tb: 2 ** 40, tib: 2 ** 40 }
 
-/** A commander parser for a byte size: `512M`, `2G`, `1048576` (binary units). */
-export function byteSize(value: string): number {
+function bytesOf(value: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value)
   const unit = match === null ? undefined : UNITS[match[2].toLowerCase()]
-  const bytes = match === null || unit === undefined ? NaN : Math.floor(Number(match[1]) * unit)
+  return match === null || unit === undefined ? NaN : Math.floor(Number(match[1]) * unit)
+}
+
+/** A commander parser for a byte size: `512M`, `2G`, `1048576` (binary units). */
+export function byteSize(value: string): number {
+  const bytes = bytesOf(value)
   if (!(bytes >= 1 << 20)) throw new InvalidArgumentError('expected a size of at least 1M, as 512M, 4G or a number of bytes')
   return bytes
+}
+
+/** A commander parser for a byte count from `min` to `max`: `64K`, `1M`, `100` (binary units). */
+export function byteCount(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const bytes = bytesOf(value)
+    if (!(bytes >= min && bytes <= max)) throw new InvalidArgumentError(`expected a number of bytes from ${min} to ${max}, as 100, 64K or 1M`)
+    return bytes
+  }
 }
 
 /** A commander parser that accepts one of `choices`. */

@@ -61,7 +61,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       // Help and --version "fail" with exit code 0; commander has printed the usage error already.
       return error.exitCode === 0 ? EXIT.ok : EXIT.error
     }
-    if (interruptedBy() !== undefined) {
+    if (interruptedBy() !== undefined || codeOf(error) === 'CLI_INTERRUPTED') {
       process.stderr.write(`bloomkit: interrupted by ${interruptedBy()}; the target is left as it was\n`)
       return EXIT.interrupted
     }

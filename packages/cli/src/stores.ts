@@ -7,6 +7,8 @@ import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
 import { CliError } from './errors.js'
+import { fillStats } from './filter-stats.js'
+import { checkInterrupted } from './signals.js'
 import { closeRedis, connectRedis, redact, type Target } from './targets.js'
 
 /** Options shared by commands that open targets. */
@@ -100,6 +102,30 @@ async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
   }
 }
 
+/**
+ * Runs `consume` over `source`; an error the source itself threw (bad input, an incomplete input,
+ * an interruption) is rethrown as it was, not as a store's wrapping of it ("cannot be imported
+ * into: …" with the store's code), so the user sees the input's code.
+ */
+export async function consuming<T, R>(source: AsyncIterable<T>, consume: (source: AsyncIterable<T>) => Promise<R>): Promise<R> {
+  let failed = false
+  let sourceError: unknown
+  const watched = (async function* () {
+    try {
+      yield* source
+    } catch (error) {
+      failed = true
+      sourceError = error
+      throw error
+    }
+  })()
+  try {
+    return await consume(watched)
+  } catch (error) {
+    throw failed ? sourceError : error
+  }
+}
+
 /** Passes the chunks on while checking them as a snapshot; throws at the end unless length and CRCs hold. */
 export async function* verified(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = new SnapshotReader()
@@ -136,6 +162,7 @@ export async function writeSnapshotFile(path: string, chunks: AsyncIterable<Uint
     }
     await handle.sync()
     await handle.close()
+    checkInterrupted()
     await rename(temp, path)
   } catch (error) {
     await handle.close().catch(() => {})
@@ -149,30 +176,29 @@ function folderInUse(folder: string): boolean {
 }
 
 /**
- * Imports a snapshot into a LevelDB folder. The import stages its pages and removes them on
- * failure; with `replace`, it goes to a new folder beside the old one, which is swapped in by two
- * renames only after the import succeeded.
+ * Imports a snapshot into a LevelDB folder: always into a new folder beside it (`<folder>.new-PID`),
+ * moved into place by renames only once the import succeeded (and no signal came), so a failed or
+ * interrupted build leaves the target as it was and no half-imported folder under its name.
  * @throws CliError `CLI_TARGET` if the folder holds data and `replace` is false.
  */
 export async function writeLevel(folder: string, chunks: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
-  if (!folderInUse(folder)) {
-    await (await LevelBloomFilter.import(folder, chunks)).close()
-    return
-  }
-  if (!replace) throw new CliError('CLI_TARGET', `level:${folder} already holds data; pass --replace to replace the filter in it`)
+  const inUse = folderInUse(folder)
+  if (inUse && !replace) throw new CliError('CLI_TARGET', `level:${folder} already holds data; pass --replace to replace the filter in it`)
   // Only replace what is a filter (and not open elsewhere): open fails otherwise.
-  await (await LevelBloomFilter.open(folder)).close()
+  if (inUse) await (await LevelBloomFilter.open(folder)).close()
   const staging = `${resolve(folder)}.new-${process.pid}`
   const old = `${resolve(folder)}.old-${process.pid}`
   try {
-    await (await LevelBloomFilter.import(staging, chunks)).close()
+    await consuming(chunks, async (source) => (await LevelBloomFilter.import(staging, source)).close())
+    checkInterrupted()
   } catch (error) {
     await rm(staging, { recursive: true, force: true })
     throw error
   }
-  await rename(folder, old)
+  if (inUse) await rename(folder, old)
+  else await rm(folder, { recursive: true, force: true }) // an empty folder, or none
   await rename(staging, folder)
-  await rm(old, { recursive: true, force: true })
+  if (inUse) await rm(old, { recursive: true, force: true })
 }
 
 /** Whether Redis holds a filter named `name`; resolves to its parameters. */
@@ -203,21 +229,36 @@ export async function writeRedis(
       await existing.close()
       if (!options.replace) throw new CliError('CLI_TARGET', `${redact(target.url)} already holds a filter named "${name}"; pass --replace to replace it`)
     }
-    await (await RedisBloomFilter.import(client, name, chunks, { timeout: options.timeout, lockWait: 0, ttl: options.ttl })).close()
+    const imported = await consuming(chunks, (source) => RedisBloomFilter.import(client, name, source, { timeout: options.timeout, lockWait: 0, ttl: options.ttl }))
+    await imported.close()
   } finally {
     await closeRedis(client)
   }
 }
 
-/** The parameters stored at a target that exists, for `build --replace` without sizing flags. */
-export async function storedParameters(target: Target, options: StoreOptions): Promise<FilterParameters | undefined> {
+/** What `build --replace` needs to know of the filter it replaces. */
+export interface StoredFilter {
+  readonly parameters: FilterParameters
+  /** Distinct keys it holds, estimated from its set bits (when asked for). */
+  readonly estimatedCount?: number
+}
+
+/**
+ * The filter stored at a target, if there is one: its parameters (kept by `build --replace`
+ * without sizing flags) and, with `count`, its estimated key count (one pass over its bits).
+ */
+export async function storedFilter(target: Target, options: StoreOptions, count: boolean): Promise<StoredFilter | undefined> {
   if (target.kind === 'file' && !existsSync(target.path)) return undefined
   if (target.kind === 'level' && !folderInUse(target.folder)) return undefined
   try {
     const opened = await openFilter(target, options)
-    const parameters = opened.filter.parameters
-    await opened.close()
-    return parameters
+    try {
+      const parameters = opened.filter.parameters
+      if (!count) return { parameters }
+      return { parameters, estimatedCount: fillStats(parameters, await opened.setBits()).estimatedCount }
+    } finally {
+      await opened.close()
+    }
   } catch (error) {
     if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
     throw error

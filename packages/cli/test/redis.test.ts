@@ -86,7 +86,7 @@ describe('bloomkit build into Redis', () => {
     const filter = await RedisBloomFilter.open(redis, name)
     expect(await filter.hasMany(['id:0', 'id:150000', 'other:1'])).toEqual([true, true, false])
     expect((await filter.info()).state).toBe('ready')
-    const replaced = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace'])
+    const replaced = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace', '--allow-shrink'])
     expect(replaced.code).toBe(0)
     expect(await filter.hasMany(['other:1', 'other:2', 'id:0', 'id:150000'])).toEqual([true, true, false, false])
     expect(await filter.ttl()).toBeGreaterThan(3000)
@@ -96,7 +96,7 @@ describe('bloomkit build into Redis', () => {
   test('--replace of a filter with shards over 4 MiB (the rebuild\'s per-bit path) keeps only the new keys', async () => {
     const name = fresh()
     expect((await runCli(['build', at('keys.txt'), '--out', url, '--name', name, ...sizing, '--shards', '1'])).code).toBe(0)
-    expect((await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace'])).code).toBe(0)
+    expect((await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace', '--allow-shrink'])).code).toBe(0)
     const filter = await RedisBloomFilter.open(redis, name)
     expect(filter.parameters.shards).toBe(1)
     expect(await filter.hasMany(['other:1', 'other:2', 'id:0', 'id:150000'])).toEqual([true, true, false, false])

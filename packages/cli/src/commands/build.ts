@@ -7,13 +7,14 @@ import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { Command, Option } from 'commander'
 import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
 import { CliError } from '../errors.js'
-import { byteSize, integer, oneOf, probability } from '../flags.js'
-import { inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
+import { byteCount, byteSize, integer, oneOf, probability } from '../flags.js'
+import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
 import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
 import { parametersFromFlags } from '../sizing.js'
-import { existingRedisFilter, requireName, storedParameters, writeLevel, writeRedis, writeSnapshotFile } from '../stores.js'
+import { consuming, existingRedisFilter, requireName, storedFilter, writeLevel, writeRedis, writeSnapshotFile, type StoredFilter } from '../stores.js'
 import { closeRedis, connectRedis, parseTarget, redact, type Target } from '../targets.js'
+import { checkWholeInput, thenCheck } from '../whole-input.js'
 
 interface BuildOptions {
   out: string
@@ -35,6 +36,11 @@ interface BuildOptions {
   progress?: boolean
   quiet?: boolean
   json?: boolean
+  expect?: number
+  minKeys?: number
+  endMarker?: string
+  allowShrink?: boolean
+  maxKeyLength: number
 }
 
 /** Default `--memory`: a quarter of this machine's RAM. */
@@ -61,6 +67,11 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--column <column>', 'csv: column number (from 1) or header name; jsonl: field name (default: the line is a JSON string, or its "key" field)')
   .option('--header', 'csv: the first row is a header (implied by a --column name)')
   .option('--replace', 'replace an existing filter at the target (atomically)')
+  .option('--expect <keys>', 'commit only if the input holds exactly this many keys (blank lines not counted)', integer(0, Number.MAX_SAFE_INTEGER))
+  .option('--min-keys <keys>', 'commit only if the input holds at least this many keys', integer(0, Number.MAX_SAFE_INTEGER))
+  .option('--end-marker <line>', 'commit only if the input ends with this line (not a key), written by the producer once it succeeded')
+  .option('--allow-shrink', 'with --replace: allow a filter built from under half the keys of the one it replaces')
+  .option('--max-key-length <bytes>', 'longest key (line) in bytes, as 100, 64K or 1M; a longer one is an error (default 1M)', byteCount(1, 2 ** 30), DEFAULT_MAX_KEY_BYTES)
   .option('--memory <bytes>', `memory for bits at once, as 512M or 4G; larger filters take several passes (default ${formatBytes(DEFAULT_MEMORY)}, a quarter of RAM)`, byteSize, DEFAULT_MEMORY)
   .option('--ttl <seconds>', 'Redis: expire the filter after this many seconds', integer(1, 2 ** 31 - 1))
   .option('--timeout <ms>', 'Redis: milliseconds per command and connection', integer(1, 2 ** 31 - 1), 5000)
@@ -75,7 +86,8 @@ Examples:
   $ bloomkit build users.csv.gz --format csv --column email --out level:./data/emails --capacity 5e6 --error-rate 1e-3
   $ bloomkit build events.jsonl --format jsonl --column id --out redis://localhost:6379 --name event-ids --capacity 1e8 --error-rate 0.01
   $ zcat ids.gz | bloomkit build - --out redis+cluster://10.0.0.1:7000 --name ids --capacity 1e9 --error-rate 0.001 --memory 8G
-  $ bloomkit build ids.txt --out redis://localhost:6379 --name ids --replace   # nightly rebuild, same parameters`,
+  $ bloomkit build ids.txt --out redis://localhost:6379 --name ids --replace   # nightly rebuild, same parameters
+  $ set -o pipefail; { psql -Atc 'select id from users' && echo '#END'; } | bloomkit build - --end-marker '#END' --out redis://localhost:6379 --name ids --replace`,
   )
   .action(async (input: string, options: BuildOptions) => {
     await build(input, options)
@@ -85,8 +97,15 @@ async function build(input: string, options: BuildOptions): Promise<void> {
   const target = parseTarget(options.out, '--out')
   const name = target.kind === 'redis' ? requireName(options.name) : undefined
   const size = inputSize(input)
-  const inputOptions: InputOptions = { path: input, format: options.format, column: options.column, header: options.header }
-  const parameters = await chooseParameters(target, options)
+  const inputOptions: InputOptions = {
+    path: input,
+    format: options.format,
+    column: options.column,
+    header: options.header,
+    endMarker: options.endMarker,
+    maxKeyBytes: options.maxKeyLength,
+  }
+  const { parameters, replacedCount } = await chooseParameters(target, options)
   const groups = planShardGroups(parameters, options.memory)
   const started = performance.now()
   const progress = new BuildProgress(progressWanted(options), size, input === '-' ? 1 : groups.length)
@@ -102,10 +121,12 @@ async function build(input: string, options: BuildOptions): Promise<void> {
     }
     if (pass === 0) Object.assign(counts, passCounts)
   }
+  /** Run after the last key, before the commit: refuses an input that did not arrive whole. */
+  const whole = () => checkWholeInput(counts, options, replacedCount)
   let spill: string | undefined
   try {
     if (target.kind === 'redis' && options.replace === true) {
-      await rebuildRedis(target, name!, parameters, options, blocks)
+      await rebuildRedis(target, name!, parameters, options, blocks, whole)
     } else {
       let source: AsyncIterable<Uint8Array>
       if (input === '-' && groups.length > 1) {
@@ -115,7 +136,7 @@ async function build(input: string, options: BuildOptions): Promise<void> {
       } else {
         source = buildSnapshot(parameters, groups, fillFrom(blocks))
       }
-      await write(target, name, source, options)
+      await write(target, name, thenCheck(source, whole), options)
     }
   } finally {
     progress.stop()
@@ -142,22 +163,28 @@ async function build(input: string, options: BuildOptions): Promise<void> {
   }
 }
 
-/** The sizing flags' parameters; with `--replace` and no sizing flags, those of the filter being replaced. */
-async function chooseParameters(target: Target, options: BuildOptions): Promise<FilterParameters> {
+/**
+ * The sizing flags' parameters; with `--replace` and no sizing flags, those of the filter being
+ * replaced. With `--replace`, also the replaced filter's estimated key count (for the shrink check).
+ */
+async function chooseParameters(target: Target, options: BuildOptions): Promise<{ parameters: FilterParameters; replacedCount?: number }> {
   const fromFlags = parametersFromFlags(options, target.kind === 'redis')
   // A replaced filter keeps its seed unless --seed names another (and a Redis rebuild needs it).
-  let stored: FilterParameters | undefined
-  if (options.replace === true && (fromFlags === undefined || options.seed === undefined)) {
+  let stored: StoredFilter | undefined
+  if (options.replace === true) {
     try {
-      stored = await storedParameters(target, { name: options.name, timeout: options.timeout })
+      stored = await storedFilter(target, { name: options.name, timeout: options.timeout }, options.allowShrink !== true)
     } catch (error) {
-      // With sizing flags the stored filter is read only for its seed: one that cannot be read
-      // (a damaged file) is replaced whole, with a new seed.
+      // With sizing flags the stored filter is read only for its seed and count: one that cannot
+      // be read (a damaged file) is replaced whole, with a new seed.
       if (fromFlags === undefined) throw error
     }
   }
-  if (fromFlags !== undefined) return stored !== undefined && options.seed === undefined ? { ...fromFlags, seed: stored.seed } : fromFlags
-  if (stored !== undefined) return stored
+  const replacedCount = stored?.estimatedCount
+  if (fromFlags !== undefined) {
+    return { parameters: stored !== undefined && options.seed === undefined ? { ...fromFlags, seed: stored.parameters.seed } : fromFlags, replacedCount }
+  }
+  if (stored !== undefined) return { parameters: stored.parameters, replacedCount }
   throw new CliError('CLI_USAGE', 'size the filter with --capacity and --error-rate (or --bits and --hashes); only --replace of an existing filter may leave them out')
 }
 
@@ -186,6 +213,7 @@ async function rebuildRedis(
   parameters: FilterParameters,
   options: BuildOptions,
   blocks: (pass: number) => AsyncIterable<KeyBlock>,
+  whole: () => Promise<void>,
 ): Promise<void> {
   const client = await connectRedis(target, options)
   let existing
@@ -199,14 +227,15 @@ async function rebuildRedis(
             `(${formatParameters(parameters)} asked): leave out the sizing flags, or build under a new name`,
         )
       }
-      await existing.rebuild(keysOf(blocks(0)))
+      const rebuilding = existing
+      await consuming(thenCheck(keysOf(blocks(0)), whole), (keys) => rebuilding.rebuild(keys))
     }
   } finally {
     await existing?.close()
     await closeRedis(client)
   }
   if (existing === undefined) {
-    const source = buildSnapshot(parameters, planShardGroups(parameters, options.memory), fillFrom(blocks))
+    const source = thenCheck(buildSnapshot(parameters, planShardGroups(parameters, options.memory), fillFrom(blocks)), whole)
     await writeRedis(target, name, source, { replace: false, timeout: options.timeout, ttl: options.ttl })
   }
 }
