@@ -1,7 +1,7 @@
 import { BloomError } from '@bloomkit/core'
 import { shardBytesOf } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
-import { callRedis } from './errors.js'
+import { callRedis, dataLost } from './errors.js'
 import type { KeyNames } from './key-names.js'
 import { CHECKED_FIELDS, checkedValues, dropMeta, unlockMeta } from './meta.js'
 import type { RedisClient } from './options.js'
@@ -116,25 +116,33 @@ export class ShardGenerations {
   }
 
   /**
-   * Checks that the first shard key agrees with the meta (its length and marker), as `open` does:
-   * edited `bits`, `shards` or `epoch` fields are caught here even when the `check` field was
-   * edited to match. A missing shard is left to the calls, which report `BLOOM_DATA_LOST`.
-   * @throws BloomError `BLOOM_CORRUPT_STORE`.
+   * Checks shard 0 against the meta, as `open` does (docs/SPEC.md 9.4, open step 6): a key with an
+   * accepted marker where the meta puts it is fine, and a missing one is left to the calls; a key
+   * that instead ends in this filter's marker means the meta's size was edited (even with the
+   * `check` field edited to match); anything else is a lost shard, as every call would say.
+   * @throws BloomError `BLOOM_CORRUPT_STORE` (the meta disagrees with its shards) or
+   *   `BLOOM_DATA_LOST` (shard 0 lacks its marker: re-created, truncated, another filter's).
    */
   async verifyShardsAgree(what: string): Promise<void> {
     const key = this.names.shard(0)
-    const [length, marker] = await Promise.all([
+    // Its length, the 4 bytes where the meta puts the marker, and its last 4 bytes (GETRANGE counts
+    // negative offsets from the end), in one round trip.
+    const [strlen, atMarker, last] = await Promise.all([
       this.call(this.client.strlen(key), what),
       this.call(this.client.getrangeBuffer(key, this.shardBytes, this.shardBytes + 3), what),
+      this.call(this.client.getrangeBuffer(key, -4, -1), what),
     ])
-    if (Number(length) === 0) return
-    const ok = Number(length) === this.shardBytes + 4 && (marker.equals(this.markerPlain) || marker.equals(this.markerFlagged))
-    if (!ok) {
+    const length = Number(strlen)
+    const accepted = (marker: Buffer) => marker.length === 4 && (marker.equals(this.markerPlain) || marker.equals(this.markerFlagged))
+    // Every call checks the marker where the meta puts it, and so does open.
+    if (length === 0 || accepted(atMarker)) return
+    if (accepted(last)) {
       throw new BloomError(
         'BLOOM_CORRUPT_STORE',
-        `${what}: filter "${this.names.name}": its meta hash disagrees with its shards (meta: ${this.shardBytes} bytes a shard and epoch ${this.epoch}; shard 0 holds ${Number(length) - 4} bytes and marker ${marker.toString('hex')}). Restore the meta, or rebuild the filter under a new name`,
+        `${what}: filter "${this.names.name}": its meta hash disagrees with its shards (meta: ${this.shardBytes} bytes a shard; shard 0 holds ${length - 4} and this filter's marker). Restore the meta, or rebuild the filter under a new name`,
       )
     }
+    throw dataLost(`${what}: shard 0 of filter "${this.names.name}" (${length} bytes, no marker of epoch ${this.epoch} at byte ${this.shardBytes})`)
   }
 
   /** The key of `shard` in `generation`. */

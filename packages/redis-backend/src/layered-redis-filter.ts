@@ -76,7 +76,8 @@ if tonumber(ARGV[4]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return {version, layers, id}
 `
 
-function parseEntries(text: string): LayerEntry[] {
+/** The `layers` field of a layered meta, read as entries (docs/SPEC.md 9.8). */
+export function parseEntries(text: string): LayerEntry[] {
   if (text === '') return []
   return text.split(',').map((entry) => {
     const [id, window, index, capacity] = entry.split('/').map(Number)

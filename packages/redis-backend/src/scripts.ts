@@ -84,11 +84,16 @@ if marker ~= ARGV[2] and marker ~= ARGV[3] then return 0 end
 redis.call('SETRANGE', KEYS[1], at, ARGV[4])
 return 1`
 
-/** Deletes a key that lacks both markers: the debris a write to a lost shard leaves behind. */
+/**
+ * Deletes the debris a write to a lost shard leaves behind: a key that lacks both markers and is
+ * shorter than bits and marker (a BITFIELD on a missing key creates at most the bits' bytes). A
+ * key of full length without our marker is left alone: it may be the shard of a filter created
+ * again under the name, which a stale instance must not destroy.
+ */
 export const DISCARD_UNMARKED = `
 local at = tonumber(ARGV[1])
 local marker = redis.call('GETRANGE', KEYS[1], at, at + 3)
-if marker ~= ARGV[2] and marker ~= ARGV[3] then return redis.call('DEL', KEYS[1]) end
+if marker ~= ARGV[2] and marker ~= ARGV[3] and redis.call('STRLEN', KEYS[1]) < at + 4 then return redis.call('DEL', KEYS[1]) end
 return 0`
 
 /**

@@ -1,0 +1,126 @@
+import { afterAll, describe, expect, test } from 'vitest'
+import { BloomFilter } from '@bloomkit/core'
+import { ReferenceBitStore } from '@bloomkit/core/testing'
+import { createKeyHasher } from '@bloomkit/core/store'
+import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
+import { standaloneClient, uniqueName } from './support/clients.js'
+import * as spec from './support/independent.js'
+
+// docs/SPEC.md's "Done when": a reader and writer written from the spec alone
+// (support/independent.ts imports nothing from bloomkit) share fixed and layered filters with the
+// library on a live server, in both directions, including keys added while the library rebuilds.
+
+const redis = standaloneClient()
+afterAll(async () => {
+  await redis.quit()
+})
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
+
+describe('a fixed filter shared with a reader and writer written from the spec', () => {
+  test.each([
+    ['blocked', { bits: 4 * 8192, hashes: 7, shards: 4, seed: 12345, layout: 'blocked' as const }],
+    ['classic', { bits: 3 * 9600, hashes: 6, shards: 3, seed: 0xdeadbeef, layout: 'classic' as const }],
+  ])('%s: each finds the other’s keys, and both give the same answers for absent keys', async (_, parameters) => {
+    const name = uniqueName('independent-fixed')
+    const library = await RedisBloomFilter.fromParameters(redis, name, parameters)
+    const ours = keys('library', 1500)
+    expect((await library.addMany(ours)).filter(Boolean).length).toBeGreaterThan(1490)
+    const other = await spec.openFixed(redis, name)
+    expect((await spec.hasFixed(redis, other, ours)).every(Boolean)).toBe(true)
+    // Adding what the library added is not new; its own keys are (but for a few false positives).
+    expect((await spec.addFixed(redis, other, ours.slice(0, 100))).some(Boolean)).toBe(false)
+    const theirs = keys('independent', 1500)
+    expect((await spec.addFixed(redis, other, theirs)).filter(Boolean).length).toBeGreaterThan(1450)
+    expect((await library.hasMany(theirs)).every(Boolean)).toBe(true)
+    const probes = keys('absent', 5000)
+    expect(await spec.hasFixed(redis, other, probes)).toEqual(await library.hasMany(probes))
+    await library.destroy()
+  })
+
+  test('a filter the spec’s writer created opens in the library with the bits a memory filter of the same keys has', async () => {
+    const name = uniqueName('independent-created')
+    const parameters = { bits: 2 * 4096, hashes: 5, shards: 2, seed: 99, scheme: 2 as const }
+    expect(await spec.createFixed(redis, name, parameters)).toBe(true)
+    const other = await spec.openFixed(redis, name)
+    await spec.addFixed(redis, other, keys('k', 400))
+    const library = await RedisBloomFilter.open(redis, name)
+    expect(library.parameters).toEqual({ bits: 8192, hashes: 5, shards: 2, seed: 99, layout: 'blocked' })
+    await library.addMany(keys('j', 300))
+    const reference = new BloomFilter(new ReferenceBitStore(library.parameters), await createKeyHasher(99))
+    await reference.addMany([...keys('k', 400), ...keys('j', 300)])
+    // Same bits, so the same snapshot (items is computed from the bits).
+    expect(Buffer.from(await library.export())).toEqual(Buffer.from(await reference.export()))
+    await library.destroy()
+  })
+
+  test('keys the spec’s writer adds while the library rebuilds are kept across the swap', async () => {
+    const name = uniqueName('independent-rebuild')
+    const library = await RedisBloomFilter.fromParameters(redis, name, { bits: 8 * 8192, hashes: 7, shards: 8, seed: 5, layout: 'blocked' })
+    await library.addMany(keys('old', 2000))
+    const other = await spec.openFixed(redis, name)
+    const during = keys('during', 1000)
+    const source = keys('source', 2000)
+    async function* rebuildSource() {
+      // The live shards are flagged by now: the spec's writer must also write the next generation.
+      yield* source.slice(0, 1000)
+      expect((await spec.addFixed(redis, other, during.slice(0, 500))).filter(Boolean).length).toBeGreaterThan(490)
+      yield* source.slice(1000)
+      await spec.addFixed(redis, other, during.slice(500))
+    }
+    await library.rebuild(rebuildSource())
+    expect((await library.hasMany([...source, ...during])).every(Boolean)).toBe(true)
+    expect((await spec.hasFixed(redis, other, [...source, ...during])).every(Boolean)).toBe(true)
+    // The old keys are gone (but for the rate's false positives): the swap did happen.
+    expect((await library.hasMany(keys('old', 2000))).filter(Boolean).length).toBeLessThan(100)
+    await library.destroy()
+  })
+})
+
+describe('a layered filter shared with a reader and writer written from the spec', () => {
+  test('scalable: layers the library grows are read by the spec’s reader; layers the spec’s writer grows are read by the library', async () => {
+    const name = uniqueName('independent-scalable')
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 200, errorRate: 0.01, growth: 2, seed: 77 })
+    const ours = keys('library', 500)
+    await library.addMany(ours)
+    expect((await library.layers()).length).toBe(2)
+    const other = await spec.openLayered(redis, name)
+    expect((await spec.hasLayered(redis, other, ours)).every(Boolean)).toBe(true)
+    const theirs = keys('independent', 1500)
+    await spec.addLayered(redis, other, theirs)
+    const layers = await library.layers()
+    expect(layers.length).toBe(4)
+    expect(layers.map((layer) => layer.capacity)).toEqual([200, 400, 800, 1600])
+    expect(layers.map((layer) => layer.count)).toEqual(await spec.countsOf(redis, other))
+    for (const layer of layers.slice(0, -1)) expect(layer.count).toBe(layer.capacity)
+    expect((await library.hasMany([...ours, ...theirs])).every(Boolean)).toBe(true)
+    const probes = keys('absent', 3000)
+    expect(await spec.hasLayered(redis, other, probes)).toEqual(await library.hasMany(probes))
+    // And on: the library adds into the layer the spec's writer created.
+    await library.addMany(keys('more', 300))
+    expect((await spec.hasLayered(redis, other, keys('more', 300))).every(Boolean)).toBe(true)
+    await library.destroy()
+  })
+
+  test('rotating: both place keys in the window of their clock and check the last keep windows', async () => {
+    const name = uniqueName('independent-rotating')
+    let now = 3_600_000
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 300, errorRate: 0.01, window: { seconds: 60, keep: 2 }, seed: 3, clock: () => now })
+    await library.addMany(keys('w60', 200))
+    const other = await spec.openLayered(redis, name)
+    expect((await spec.hasLayered(redis, other, keys('w60', 200), now)).every(Boolean)).toBe(true)
+    now += 60_000
+    await spec.addLayered(redis, other, keys('w61', 200), now)
+    expect((await library.hasMany([...keys('w60', 200), ...keys('w61', 200)])).every(Boolean)).toBe(true)
+    expect((await library.layers()).map((layer) => [layer.window, layer.count])).toEqual([
+      [60, 200],
+      [61, 200],
+    ])
+    now += 60_000
+    // Window 60 has passed for both: its keys are forgotten (but for false positives of window 61).
+    expect((await library.hasMany(keys('w60', 200))).filter(Boolean).length).toBeLessThan(10)
+    expect(await spec.hasLayered(redis, other, keys('w60', 200), now)).toEqual(await library.hasMany(keys('w60', 200)))
+    expect((await spec.hasLayered(redis, other, keys('w61', 200), now)).every(Boolean)).toBe(true)
+    await library.destroy()
+  })
+})

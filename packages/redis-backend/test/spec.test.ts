@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs'
+import { afterAll, describe, expect, test } from 'vitest'
+import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
+import { layerPolicyOf, windowOf } from '@bloomkit/core/store'
+import { KeyNames, slotOf } from '../src/key-names.js'
+import { markerBytes } from '../src/generations.js'
+import { CHECKED_FIELDS, metaCheck } from '../src/meta.js'
+import { parseEntries } from '../src/layered-redis-filter.js'
+import { DEFAULT_SHARD_BITS } from '../src/options.js'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import * as spec from './support/independent.js'
+
+// docs/SPEC.md section 9: its vectors, parsed here as core's spec tests parse sections 1–8, and
+// compared with the library's functions, with the independent reading of the spec
+// (support/independent.ts) and, where a server decides, with a live Redis.
+
+const text = readFileSync(new URL('../../../docs/SPEC.md', import.meta.url), 'utf8')
+
+function block<T>(tag: string): T {
+  const match = text.match(new RegExp('```' + tag + '\\n([\\s\\S]*?)\\n```'))
+  if (!match) throw new Error(`docs/SPEC.md has no \`\`\`${tag} block`)
+  return JSON.parse(match[1]) as T
+}
+
+interface TagVector {
+  name: string
+  shards: number
+  nameSlot: number
+  shardTags: Array<[number, number, string]>
+  key0: string
+}
+interface CheckVector extends Record<(typeof CHECKED_FIELDS)[number], string> {
+  check: string
+}
+interface MarkerVector {
+  epoch: number
+  plain: string
+  flagged: string
+}
+interface LayerVector {
+  name: string
+  id: number
+  layer: string
+  meta: string
+  shards: number
+  key0: string
+}
+interface ListVector {
+  layers: string
+  entries: Array<{ id: number; window: number; index: number; capacity: number }>
+}
+interface WindowVector {
+  seconds: number
+  keep: number
+  now: number
+  window: number
+  oldestChecked: number
+  layerTtlSeconds: number
+  metaTtlMs: number
+}
+
+const tags = block<TagVector[]>('json redis tags')
+const checks = block<CheckVector[]>('json redis checks')
+const markers = block<MarkerVector[]>('json redis markers')
+const layers = block<LayerVector[]>('json redis layers')
+const list = block<ListVector>('json redis list')
+const windows = block<WindowVector[]>('json redis windows')
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+describe('docs/SPEC.md 9.10: hash tags', () => {
+  test.each(tags)('$name with $shards shards', async (vector) => {
+    const names = new KeyNames(vector.name, vector.shards)
+    expect(slotOf(vector.name)).toBe(vector.nameSlot)
+    expect(spec.slot(vector.name)).toBe(vector.nameSlot)
+    expect(names.shard(0)).toBe(vector.key0)
+    expect(spec.shardKeys(vector.name, vector.shards)[0]).toBe(vector.key0)
+    for (const [shard, slot, tag] of vector.shardTags) {
+      expect(names.slot(shard)).toBe(slot)
+      expect(names.shard(shard)).toBe(`${vector.name}:${shard}:{${tag}}`)
+      expect(names.nextShard(shard)).toBe(`${vector.name}:${shard}:next:{${tag}}`)
+      expect(spec.shardKeys(vector.name, vector.shards)[shard]).toBe(`${vector.name}:${shard}:{${tag}}`)
+      // The Cluster itself puts the shard's live, next and scratch keys in that slot.
+      for (const key of [names.shard(shard), names.nextShard(shard), names.scratch(shard)]) {
+        expect(Number(await cluster.cluster('KEYSLOT', key))).toBe(slot)
+      }
+    }
+  })
+
+  test('the XMODEM check value the spec quotes, and a tag below 36^4 for every slot', () => {
+    expect(spec.crc16(new TextEncoder().encode('123456789'))).toBe(0x31c3)
+    expect(spec.tags().every((tag) => tag !== undefined && parseInt(tag, 36) < 36 ** 4)).toBe(true)
+  })
+})
+
+describe('docs/SPEC.md 9.10: meta check values', () => {
+  test.each(checks)('epoch $epoch: $check', (vector) => {
+    const values = CHECKED_FIELDS.map((field) => vector[field])
+    expect(metaCheck(values)).toBe(vector.check)
+    expect(spec.metaCheck({ ...vector })).toBe(vector.check)
+  })
+
+  test('a filter created by the library holds every field of 9.3, with the check the spec computes', async () => {
+    const filter = await RedisBloomFilter.fromParameters(redis, uniqueName('spec-meta'), { bits: 8192, hashes: 5, shards: 4, seed: 0, layout: 'classic' })
+    const fields = await redis.hgetall(`${filter.name}:meta`)
+    expect(Object.keys(fields).sort()).toEqual(['bits', 'check', 'created', 'epoch', 'format', 'generation', 'hashes', 'scheme', 'seed', 'shards', 'state', 'token'])
+    expect(fields).toMatchObject({ format: '1', scheme: '1', seed: '0', bits: '8192', hashes: '5', shards: '4', epoch: String(filter.epoch), generation: '1', state: 'ready', token: '' })
+    expect(fields.check).toBe(spec.metaCheck(fields))
+    expect(Math.abs(Number(fields.created) - Date.now())).toBeLessThan(60_000)
+    await filter.destroy()
+  })
+})
+
+describe('docs/SPEC.md 9.10: markers', () => {
+  test.each(markers)('epoch $epoch', (vector) => {
+    expect(markerBytes(2 * vector.epoch).toString('hex')).toBe(vector.plain)
+    expect(markerBytes(2 * vector.epoch + 1).toString('hex')).toBe(vector.flagged)
+    expect(Buffer.from(spec.marker(vector.epoch, false)).toString('hex')).toBe(vector.plain)
+    expect(Buffer.from(spec.marker(vector.epoch, true)).toString('hex')).toBe(vector.flagged)
+  })
+
+  test('a live shard is its bits and the plain marker; a rebuild flags it and the swap leaves the plain one', async () => {
+    const filter = await RedisBloomFilter.fromParameters(redis, uniqueName('spec-marker'), { bits: 1024, hashes: 3, shards: 2, seed: 7, layout: 'blocked' })
+    const key = new KeyNames(filter.name, 2).shard(1)
+    const plain = markerBytes(2 * filter.epoch)
+    expect(await redis.strlen(key)).toBe(128 / 2 + 4)
+    expect(await redis.getrangeBuffer(key, 64, 67)).toEqual(plain)
+    let flagged: Buffer | undefined
+    async function* source() {
+      flagged = await redis.getrangeBuffer(key, 64, 67)
+      yield 'a'
+    }
+    await filter.rebuild(source())
+    expect(flagged).toEqual(markerBytes(2 * filter.epoch + 1))
+    expect(await redis.getrangeBuffer(key, 64, 67)).toEqual(plain)
+    expect(await redis.hget(`${filter.name}:meta`, 'generation')).toBe('2')
+    await filter.destroy()
+  })
+})
+
+describe('docs/SPEC.md 9.10: a whole shard', () => {
+  test('the blocked snapshot of section 7, imported, is each shard’s payload followed by 2·epoch', async () => {
+    const hex = text.match(/```hex snapshot blocked\n([0-9a-f]+)\n```/)![1]
+    const snapshot = Buffer.from(hex, 'hex')
+    const filter = await RedisBloomFilter.import(redis, uniqueName('spec-shard'), snapshot)
+    const names = new KeyNames(filter.name, 2)
+    for (const shard of [0, 1]) {
+      const payload = snapshot.subarray(40 + shard * 64, 40 + (shard + 1) * 64)
+      expect(await redis.getBuffer(names.shard(shard))).toEqual(Buffer.concat([payload, markerBytes(2 * filter.epoch)]))
+    }
+    await filter.destroy()
+  })
+})
+
+describe('docs/SPEC.md 9.10: layered filters', () => {
+  test.each(layers)('layer $id of $name', (vector) => {
+    expect(`${vector.name}:L${vector.id}`).toBe(vector.layer)
+    expect(`${vector.layer}:meta`).toBe(vector.meta)
+    expect(new KeyNames(vector.layer, vector.shards).shard(0)).toBe(vector.key0)
+    expect(spec.shardKeys(vector.layer, vector.shards)[0]).toBe(vector.key0)
+  })
+
+  test('the layers field read as entries', () => {
+    expect(parseEntries(list.layers)).toEqual(list.entries)
+    expect(spec.parseLayers(list.layers)).toEqual(list.entries)
+  })
+
+  test.each(windows)('window arithmetic at T = $now ms, seconds $seconds, keep $keep', async (vector) => {
+    const policy = layerPolicyOf({ capacity: 100, errorRate: 0.01, window: { seconds: vector.seconds, keep: vector.keep } })
+    expect(windowOf(policy, vector.now)).toBe(vector.window)
+    expect(spec.windowOf(vector.seconds, vector.now)).toBe(vector.window)
+    expect(vector.oldestChecked).toBe(vector.window - vector.keep + 1)
+    const name = uniqueName('spec-window')
+    const filter = await RedisLayeredFilter.create(redis, name, { capacity: 100, errorRate: 0.01, window: { seconds: vector.seconds, keep: vector.keep }, clock: () => vector.now })
+    await filter.add('k')
+    const fields = await redis.hgetall(`${name}:meta`)
+    expect(parseEntries(fields.layers)).toEqual([{ id: 1, window: vector.window, index: 0, capacity: 100 }])
+    // TTLs run on the server's clock from when they were set: within a few seconds of the spec's values.
+    const layerTtl = await redis.pttl(`${name}:L1:meta`)
+    expect(layerTtl).toBeLessThanOrEqual(vector.layerTtlSeconds * 1000)
+    expect(layerTtl).toBeGreaterThan(vector.layerTtlSeconds * 1000 - 5000)
+    const metaTtl = await redis.pttl(`${name}:meta`)
+    expect(metaTtl).toBeLessThanOrEqual(vector.metaTtlMs)
+    expect(metaTtl).toBeGreaterThan(vector.metaTtlMs - 5000)
+    await filter.destroy()
+  })
+})
+
+describe('docs/SPEC.md 9.2: the default shard cap', () => {
+  test('is 33,554,304 bits, as the spec says', () => {
+    expect(DEFAULT_SHARD_BITS).toBe(33_554_304)
+    expect(text).toContain('**33,554,304 bits**')
+  })
+})

@@ -1,0 +1,522 @@
+// A reader and writer of bloomkit filters in Redis written from docs/SPEC.md alone (sections 1–5,
+// 8 and 9), as another language's service would: it imports nothing from bloomkit, only ioredis
+// to talk to the server, and computes hashes, shards, positions, tags, checks and markers itself.
+// The tests share fixed and layered filters between it and the library in both directions.
+import { randomBytes } from 'node:crypto'
+import type { Redis } from 'ioredis'
+
+// ---- Section 2: XXH32 -------------------------------------------------------------------------
+
+const P1 = 0x9e3779b1
+const P2 = 0x85ebca77
+const P3 = 0xc2b2ae3d
+const P4 = 0x27d4eb2f
+const P5 = 0x165667b1
+const rotl = (x: number, r: number) => ((x << r) | (x >>> (32 - r))) >>> 0
+const mul = (a: number, b: number) => Math.imul(a, b) >>> 0
+const u32le = (b: Uint8Array, i: number) => (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)) >>> 0
+
+export function xxh32(input: Uint8Array, seed: number): number {
+  const len = input.length
+  let i = 0
+  let acc: number
+  if (len >= 16) {
+    let v1 = (seed + P1 + P2) >>> 0
+    let v2 = (seed + P2) >>> 0
+    let v3 = seed >>> 0
+    let v4 = (seed - P1) >>> 0
+    for (; i + 16 <= len; i += 16) {
+      v1 = mul(rotl((v1 + mul(u32le(input, i), P2)) >>> 0, 13), P1)
+      v2 = mul(rotl((v2 + mul(u32le(input, i + 4), P2)) >>> 0, 13), P1)
+      v3 = mul(rotl((v3 + mul(u32le(input, i + 8), P2)) >>> 0, 13), P1)
+      v4 = mul(rotl((v4 + mul(u32le(input, i + 12), P2)) >>> 0, 13), P1)
+    }
+    acc = (rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18)) >>> 0
+  } else {
+    acc = (seed + P5) >>> 0
+  }
+  acc = (acc + len) >>> 0
+  for (; i + 4 <= len; i += 4) acc = mul(rotl((acc + mul(u32le(input, i), P3)) >>> 0, 17), P4)
+  for (; i < len; i++) acc = mul(rotl((acc + mul(input[i], P5)) >>> 0, 11), P1)
+  acc ^= acc >>> 15
+  acc = mul(acc, P2)
+  acc ^= acc >>> 13
+  acc = mul(acc, P3)
+  acc ^= acc >>> 16
+  return acc >>> 0
+}
+
+// ---- Sections 2–4: a key's shard and positions --------------------------------------------------
+
+export interface Parameters {
+  bits: number
+  hashes: number
+  shards: number
+  seed: number
+  scheme: 1 | 2
+}
+
+function fmix32(h: number): number {
+  h ^= h >>> 16
+  h = mul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = mul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
+}
+
+const encoder = new TextEncoder()
+
+/** The hash pair of a key (section 2). */
+export function pairOf(key: string, seed: number): [number, number] {
+  const bytes = encoder.encode(key)
+  return [xxh32(bytes, seed), xxh32(bytes, (seed ^ 0x9e3779b9) >>> 0)]
+}
+
+/** Shard and positions of a key's pair in a filter (sections 3–4). */
+export function locate(p: Parameters, [a, b]: [number, number]): { shard: number; positions: number[] } {
+  const shard = p.shards === 1 ? 0 : Math.floor((fmix32((a ^ rotl(b, 16)) >>> 0) * p.shards) / 2 ** 32)
+  const shardBits = p.bits / p.shards
+  const positions: number[] = []
+  if (p.scheme === 1) {
+    let x = a
+    let y = b
+    for (let i = 0; i < p.hashes; i++) {
+      positions.push(Number((BigInt(x) * BigInt(shardBits)) >> 32n))
+      x = (x + y) >>> 0
+      y = (y + i + 1) >>> 0
+    }
+  } else {
+    const start = Number((BigInt(a) * BigInt(shardBits / 512)) >> 32n) * 512
+    let h = b
+    for (let i = 0; i < p.hashes; i++) {
+      positions.push(start + (h >>> 23))
+      h = mul(h, 0x9e3779b9)
+    }
+  }
+  return { shard, positions }
+}
+
+// ---- Section 6: CRC-32; section 9.1: CRC16, slots and tags ---------------------------------------
+
+const CRC32_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+  return c >>> 0
+})
+
+export function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff
+  for (const byte of bytes) c = CRC32_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8)
+  return (c ^ 0xffffffff) >>> 0
+}
+
+export function crc16(bytes: Uint8Array): number {
+  let crc = 0
+  for (const byte of bytes) {
+    crc ^= byte << 8
+    for (let k = 0; k < 8; k++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff
+  }
+  return crc
+}
+
+export const slot = (text: string) => crc16(encoder.encode(text)) % 16384
+
+let tagTable: string[] | undefined
+/** For every slot, the first base-36 number whose slot it is. */
+export function tags(): string[] {
+  if (tagTable === undefined) {
+    const table = new Array<string>(16384)
+    let found = 0
+    for (let i = 0; found < 16384; i++) {
+      const text = i.toString(36)
+      const s = slot(text)
+      if (table[s] === undefined) {
+        table[s] = text
+        found++
+      }
+    }
+    tagTable = table
+  }
+  return tagTable
+}
+
+function tagOf(name: string, shards: number, s: number): string {
+  return tags()[(slot(name) + Math.floor((s * 16384) / shards)) % 16384]
+}
+
+export function shardKeys(name: string, shards: number, kind = ''): string[] {
+  return Array.from({ length: shards }, (_, s) => `${name}:${s}:${kind}{${tagOf(name, shards, s)}}`)
+}
+
+// ---- Section 9.2–9.3: markers and the meta hash ----------------------------------------------------
+
+export function marker(epoch: number, flagged: boolean): Uint8Array {
+  const out = new Uint8Array(4)
+  new DataView(out.buffer).setUint32(0, 2 * epoch + (flagged ? 1 : 0))
+  return out
+}
+
+const CHECKED = ['format', 'scheme', 'seed', 'bits', 'hashes', 'shards', 'epoch'] as const
+
+export function metaCheck(fields: Readonly<Partial<Record<string, string>>>): string {
+  return crc32(encoder.encode(CHECKED.map((f) => fields[f] ?? '').join('|'))).toString(16).padStart(8, '0')
+}
+
+/** An error with the code a bloomkit reader would give (the spec's table in 9.9). */
+export class SpecError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(`${code}: ${message}`)
+  }
+}
+
+// ---- Section 9.4–9.5: a fixed filter ----------------------------------------------------------------
+
+export interface Fixed {
+  readonly name: string
+  readonly p: Parameters
+  readonly epoch: number
+  readonly live: string[]
+  readonly next: string[]
+  readonly B: number
+}
+
+const DISCARD = `local m = redis.call('GETRANGE', KEYS[1], ARGV[1], ARGV[1] + 3)
+if m ~= ARGV[2] and m ~= ARGV[3] and redis.call('STRLEN', KEYS[1]) < ARGV[1] + 4 then return redis.call('DEL', KEYS[1]) end return 0`
+
+export async function openFixed(redis: Redis, name: string): Promise<Fixed> {
+  const f = await redis.hgetall(`${name}:meta`)
+  if (Object.keys(f).length === 0) throw new SpecError('BLOOM_NOT_FOUND', name)
+  if (f.format === undefined) throw new SpecError('BLOOM_CORRUPT_STORE', 'no format')
+  if (f.kind === 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'layered')
+  if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
+  if (f.check !== undefined && f.check !== metaCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'check')
+  if (f.scheme !== '1' && f.scheme !== '2') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `scheme ${f.scheme}`)
+  const p: Parameters = { bits: Number(f.bits), hashes: Number(f.hashes), shards: Number(f.shards), seed: Number(f.seed), scheme: f.scheme === '1' ? 1 : 2 }
+  const shardBits = p.bits / p.shards
+  if (!Number.isInteger(shardBits) || shardBits % (p.scheme === 1 ? 8 : 512) !== 0 || shardBits > 2 ** 32 - 32 || p.hashes < 1 || p.hashes > 64 || shardBits < Math.max(8, p.hashes)) {
+    throw new SpecError('BLOOM_CORRUPT_STORE', 'parameters')
+  }
+  const epoch = Number(f.epoch)
+  if (!Number.isInteger(epoch) || epoch < 1 || epoch > 2 ** 31 - 1) throw new SpecError('BLOOM_CORRUPT_STORE', 'epoch')
+  if (!['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready'].includes(f.state)) throw new SpecError('BLOOM_CORRUPT_STORE', 'state')
+  if (f.state === 'creating' || f.state === 'importing') throw new SpecError('BLOOM_LOCKED', f.state)
+  const filter: Fixed = { name, p, epoch, live: shardKeys(name, p.shards), next: shardKeys(name, p.shards, 'next:'), B: shardBits / 8 }
+  // Open step 6: shard 0's marker where the meta puts it, else its last 4 bytes.
+  const [length, at, last] = await Promise.all([redis.strlen(filter.live[0]), redis.getrangeBuffer(filter.live[0], filter.B, filter.B + 3), redis.getrangeBuffer(filter.live[0], -4, -1)])
+  if (length > 0 && !accepted(filter, at, true)) {
+    throw new SpecError(accepted(filter, last, true) ? 'BLOOM_CORRUPT_STORE' : 'BLOOM_DATA_LOST', 'shard 0')
+  }
+  return filter
+}
+
+function accepted(filter: Fixed, bytes: Uint8Array, flaggedToo: boolean): boolean {
+  const same = (m: Uint8Array) => bytes.length === 4 && bytes.every((b, i) => b === m[i])
+  return same(marker(filter.epoch, false)) || (flaggedToo && same(marker(filter.epoch, true)))
+}
+
+function acceptedNumber(filter: Fixed, value: number, flaggedToo: boolean): boolean {
+  return value === 2 * filter.epoch || (flaggedToo && value === 2 * filter.epoch + 1)
+}
+
+/** The meta's checked fields against those opened with (9.4), beside each batch. */
+async function verifyMeta(redis: Redis, filter: Fixed): Promise<void> {
+  const stored = await redis.hmget(`${filter.name}:meta`, ...CHECKED)
+  const expected = ['1', String(filter.p.scheme), String(filter.p.seed), String(filter.p.bits), String(filter.p.hashes), String(filter.p.shards), String(filter.epoch)]
+  if (stored.every((v, i) => v === expected[i])) return
+  if (stored.every((v) => v === null) || stored[6] !== expected[6]) throw new SpecError('BLOOM_DATA_LOST', 'meta gone or re-created')
+  throw new SpecError('BLOOM_CORRUPT_STORE', 'meta changed')
+}
+
+/** Groups keys by shard: shard → [key index, positions]. */
+function group(filter: Fixed, keys: string[]): Map<number, Array<[number, number[]]>> {
+  const groups = new Map<number, Array<[number, number[]]>>()
+  keys.forEach((key, i) => {
+    const { shard, positions } = locate(filter.p, pairOf(key, filter.p.seed))
+    if (!groups.has(shard)) groups.set(shard, [])
+    groups.get(shard)!.push([i, positions])
+  })
+  return groups
+}
+
+export async function hasFixed(redis: Redis, filter: Fixed, keys: string[]): Promise<boolean[]> {
+  const out = new Array<boolean>(keys.length).fill(false)
+  const probes = [...group(filter, keys)].map(async ([shard, members]) => {
+    const args = members.flatMap(([, positions]) => positions.flatMap((p) => ['GET', 'u1', p]))
+    const reply = (await redis.call('BITFIELD_RO', filter.live[shard], 'GET', 'u32', 8 * filter.B, ...args)) as number[]
+    if (!acceptedNumber(filter, Number(reply[0]), true)) throw new SpecError('BLOOM_DATA_LOST', filter.live[shard])
+    let r = 1
+    for (const [i, positions] of members) {
+      let all = true
+      for (let h = 0; h < positions.length; h++) if (Number(reply[r++]) !== 1) all = false
+      out[i] = all
+    }
+  })
+  const settled = await Promise.allSettled([verifyMeta(redis, filter), ...probes])
+  for (const s of settled) if (s.status === 'rejected') throw s.reason
+  return out
+}
+
+/** BITFIELD SET of members' bits with the marker read first; returns the marker and each key's "new". */
+async function setBits(redis: Redis, key: string, filter: Fixed, members: Array<[number, number[]]>): Promise<{ marker: number; fresh: boolean[] }> {
+  const args = members.flatMap(([, positions]) => positions.flatMap((p) => ['SET', 'u1', p, 1]))
+  const reply = (await redis.call('BITFIELD', key, 'GET', 'u32', 8 * filter.B, ...args)) as number[]
+  let r = 1
+  return { marker: Number(reply[0]), fresh: members.map(([, positions]) => positions.map(() => Number(reply[r++])).some((old) => old === 0)) }
+}
+
+export async function addFixed(redis: Redis, filter: Fixed, keys: string[]): Promise<boolean[]> {
+  const out = new Array<boolean>(keys.length).fill(false)
+  const plain = Buffer.from(marker(filter.epoch, false))
+  const flagged = Buffer.from(marker(filter.epoch, true))
+  const writes = [...group(filter, keys)].map(async ([shard, members]) => {
+    const { marker: m, fresh } = await setBits(redis, filter.live[shard], filter, members)
+    if (!acceptedNumber(filter, m, true)) {
+      await redis.eval(DISCARD, 1, filter.live[shard], filter.B, plain, flagged)
+      throw new SpecError('BLOOM_DATA_LOST', filter.live[shard])
+    }
+    members.forEach(([i], j) => (out[i] = fresh[j]))
+    if (m === 2 * filter.epoch + 1) {
+      // A rebuild runs: the next generation gets the bits too, before the add is acknowledged.
+      const copy = await setBits(redis, filter.next[shard], filter, members)
+      if (copy.marker !== 2 * filter.epoch) {
+        await redis.eval(DISCARD, 1, filter.next[shard], filter.B, plain, plain)
+        const again = await setBits(redis, filter.live[shard], filter, members)
+        if (!acceptedNumber(filter, again.marker, true)) throw new SpecError('BLOOM_DATA_LOST', filter.live[shard])
+      }
+    }
+  })
+  const settled = await Promise.allSettled([verifyMeta(redis, filter), ...writes])
+  for (const s of settled) if (s.status === 'rejected') throw s.reason
+  return out
+}
+
+const CREATE_META = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end redis.call('HSET', KEYS[1], unpack(ARGV)) return 1`
+const SWAP = `local at = tonumber(ARGV[1])
+if redis.call('GETRANGE', KEYS[1], at, at + 3) ~= ARGV[2] then return redis.error_reply('incomplete') end
+local ttl = redis.call('PTTL', KEYS[2])
+redis.call('RENAME', KEYS[1], KEYS[2])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) elseif tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return 1`
+const UNLOCK = `if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[1], 'state', 'ready', 'token', '') return 1`
+
+/** Creates a fixed filter (9.6: meta, then each shard allocated, sealed and swapped in, then unlocked). False if the name was taken. */
+export async function createFixed(redis: Redis, name: string, p: Parameters, ttlMs = 0): Promise<boolean> {
+  const epoch = 1 + (randomBytes(4).readUInt32BE() % (2 ** 31 - 1))
+  const token = randomBytes(12).toString('hex')
+  const fields: Record<string, string> = { format: '1', scheme: String(p.scheme), seed: String(p.seed), bits: String(p.bits), hashes: String(p.hashes), shards: String(p.shards), epoch: String(epoch) }
+  fields.check = metaCheck(fields)
+  Object.assign(fields, { generation: '1', state: 'creating', token, created: String(Date.now()) })
+  if (Number(await redis.eval(CREATE_META, 1, `${name}:meta`, ...Object.entries(fields).flat())) !== 1) return false
+  const B = p.bits / p.shards / 8
+  const live = shardKeys(name, p.shards)
+  const next = shardKeys(name, p.shards, 'next:')
+  for (let s = 0; s < p.shards; s++) {
+    await redis.del(next[s])
+    await redis.setrange(next[s], B + 3, '\0')
+    await redis.setrange(next[s], B, Buffer.from(marker(epoch, false)))
+    await redis.eval(SWAP, 2, next[s], live[s], B, Buffer.from(marker(epoch, false)), ttlMs)
+  }
+  if (ttlMs > 0) await redis.pexpire(`${name}:meta`, ttlMs)
+  await redis.eval(UNLOCK, 1, `${name}:meta`, token)
+  return true
+}
+
+// ---- Section 9.8: a layered filter ----------------------------------------------------------------
+
+export interface Entry {
+  id: number
+  window: number
+  index: number
+  capacity: number
+}
+
+export function parseLayers(text: string): Entry[] {
+  if (text === '') return []
+  return text.split(',').map((entry) => {
+    const [id, window, index, capacity] = entry.split('/').map(Number)
+    return { id, window, index, capacity }
+  })
+}
+
+export const windowOf = (seconds: number, now: number) => Math.floor(now / (seconds * 1000))
+
+export interface Layered {
+  readonly name: string
+  readonly policy: string
+  readonly capacity: number
+  readonly errorRate: number
+  readonly growth: number
+  readonly tightening: number
+  readonly seconds: number
+  readonly keep: number
+  readonly seed: number
+  readonly scheme: number
+  readonly shards: number
+}
+
+export async function openLayered(redis: Redis, name: string): Promise<Layered> {
+  const f = await redis.hgetall(`${name}:meta`)
+  if (Object.keys(f).length === 0) throw new SpecError('BLOOM_NOT_FOUND', name)
+  if (f.kind !== 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'not layered')
+  if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
+  if (f.policy !== 'scalable' && f.policy !== 'rotating') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `policy ${f.policy}`)
+  return {
+    name,
+    policy: f.policy,
+    capacity: Number(f.capacity),
+    errorRate: Number(f.errorRate),
+    growth: Number(f.growth),
+    tightening: Number(f.tightening),
+    seconds: Number(f.seconds),
+    keep: Number(f.keep),
+    seed: Number(f.seed),
+    scheme: Number(f.scheme),
+    shards: Number(f.shards),
+  }
+}
+
+function checkedEntries(l: Layered, entries: Entry[], now: number): Entry[] {
+  if (l.policy === 'scalable') return entries
+  const oldest = windowOf(l.seconds, now) - l.keep + 1
+  return entries.filter((e) => e.window >= oldest)
+}
+
+/** Opens a listed layer: ready ones must exist; one not ready holds no keys yet (undefined). */
+async function openLayer(redis: Redis, l: Layered, entry: Entry): Promise<Fixed | undefined> {
+  const ready = await redis.hget(`${l.name}:meta`, `ready:${entry.id}`)
+  try {
+    return await openFixed(redis, `${l.name}:L${entry.id}`)
+  } catch (error) {
+    if (error instanceof SpecError && error.code === 'BLOOM_NOT_FOUND') {
+      if (ready === '1') throw new SpecError('BLOOM_DATA_LOST', `layer ${entry.id}`)
+      return undefined
+    }
+    throw error
+  }
+}
+
+/** Checks keys against the checked layers, re-reading the version after the probes (9.8). */
+export async function hasLayered(redis: Redis, l: Layered, keys: string[], now = Date.now()): Promise<boolean[]> {
+  const out = new Array<boolean>(keys.length).fill(false)
+  const probed = new Set<number>()
+  let [layers, version] = await redis.hmget(`${l.name}:meta`, 'layers', 'version')
+  for (;;) {
+    if (version === null) throw new SpecError('BLOOM_NOT_FOUND', l.name)
+    for (const entry of checkedEntries(l, parseLayers(layers ?? ''), now)) {
+      if (probed.has(entry.id)) continue
+      probed.add(entry.id)
+      const layer = await openLayer(redis, l, entry)
+      if (layer === undefined) continue
+      ;(await hasFixed(redis, layer, keys)).forEach((found, i) => (out[i] ||= found))
+    }
+    const again = await redis.hget(`${l.name}:meta`, 'version')
+    if (again === version) return out
+    ;[layers, version] = await redis.hmget(`${l.name}:meta`, 'layers', 'version')
+  }
+}
+
+const GROW = `local version = redis.call('HGET', KEYS[1], 'version')
+if version ~= ARGV[1] then return {version, redis.call('HGET', KEYS[1], 'layers'), ''} end
+local kept = {}
+for entry in string.gmatch(redis.call('HGET', KEYS[1], 'layers'), '[^,]+') do
+  local id, window = string.match(entry, '^(%d+)/(%d+)/')
+  if tonumber(window) >= tonumber(ARGV[3]) then table.insert(kept, entry) else redis.call('HDEL', KEYS[1], 'count:' .. id) end
+end
+local id = tostring(redis.call('HINCRBY', KEYS[1], 'nextId', 1))
+table.insert(kept, id .. '/' .. ARGV[2])
+local layers = table.concat(kept, ',')
+version = tostring(tonumber(version) + 1)
+redis.call('HSET', KEYS[1], 'layers', layers, 'version', version)
+if tonumber(ARGV[4]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return {version, layers, id}`
+
+/**
+ * A layer's parameters, sized simply (Guava's formulas, blocked unless the policy says classic,
+ * shards as the policy fixes or as keep each under the 9.2 cap): the spec lets a writer size
+ * differently from bloomkit, and bloomkit then opens the layer with the parameters it holds.
+ */
+function sizeLayer(l: Layered, index: number, capacity: number): Parameters {
+  const budget = l.policy === 'rotating' ? l.errorRate / l.keep : l.errorRate
+  const rate = l.growth === 0 ? budget : budget * (1 - l.tightening) * l.tightening ** index
+  const g = Math.ceil((-capacity * Math.log(rate)) / Math.LN2 ** 2 * 1.2)
+  const hashes = Math.min(64, Math.max(1, Math.round((g / capacity) * Math.LN2)))
+  const scheme = l.scheme === 1 ? 1 : 2
+  const unit = scheme === 1 ? 8 : 512
+  const shards = l.shards > 0 ? l.shards : Math.max(1, Math.ceil(g / 33_554_304))
+  const shardBits = Math.max(unit, Math.ceil(g / shards / unit) * unit)
+  return { bits: shardBits * shards, hashes, shards, seed: l.seed, scheme }
+}
+
+/** Adds keys as 9.8 says: checked first, then into the writable layer with reservations, one key at a time in effect. */
+export async function addLayered(redis: Redis, l: Layered, keys: string[], now = Date.now()): Promise<boolean[]> {
+  const meta = `${l.name}:meta`
+  const answers = new Array<boolean>(keys.length).fill(false)
+  const found = await hasLayered(redis, l, keys, now)
+  let pending = keys.map((_, i) => i).filter((i) => !found[i])
+  let previous: Fixed | undefined
+  const window = l.policy === 'rotating' ? windowOf(l.seconds, now) : 0
+  while (pending.length > 0) {
+    const [layers, version] = await redis.hmget(meta, 'layers', 'version')
+    if (version === null) throw new SpecError('BLOOM_NOT_FOUND', l.name)
+    const entries = parseLayers(layers ?? '')
+    const newest = entries[entries.length - 1]
+    const count = newest === undefined ? 0 : Number((await redis.hget(meta, `count:${newest.id}`)) ?? 0)
+    if (newest === undefined || newest.window !== window || (l.growth !== 0 && count >= newest.capacity)) {
+      const same = newest !== undefined && newest.window === window
+      const index = same ? newest.index + 1 : 0
+      const capacity = l.growth === 0 ? l.capacity : Math.max(l.capacity * l.growth ** index, same ? newest.capacity * l.growth : 0)
+      const minWindow = l.policy === 'rotating' ? window - l.keep + 1 : 0
+      const metaTtl = l.policy === 'rotating' ? (l.keep + 1) * l.seconds * 1000 + 60_000 : 0
+      const [, , id] = (await redis.eval(GROW, 1, meta, version, `${window}/${index}/${capacity}`, minWindow, metaTtl)) as [string, string, string]
+      if (id !== '') {
+        const ttlMs = l.policy === 'rotating' ? Math.max(1, Math.ceil(((window + l.keep) * l.seconds * 1000 + 60_000 - now) / 1000)) * 1000 : 0
+        await createFixed(redis, `${l.name}:L${id}`, sizeLayer(l, index, capacity), ttlMs)
+        await redis.hset(meta, `ready:${id}`, '1')
+      }
+      continue
+    }
+    let layer = await openLayer(redis, l, newest)
+    if (layer === undefined) {
+      await createFixed(redis, `${l.name}:L${newest.id}`, sizeLayer(l, newest.index, newest.capacity))
+      await redis.hset(meta, `ready:${newest.id}`, '1')
+      layer = await openFixed(redis, `${l.name}:L${newest.id}`)
+    }
+    if (previous !== undefined && previous.name !== layer.name) {
+      // Step 6: keys left over from a layer that filled are judged against it again.
+      const held = await hasFixed(redis, previous, pending.map((i) => keys[i]))
+      pending = pending.filter((_, j) => !held[j])
+      if (pending.length === 0) break
+    }
+    previous = layer
+    let taking = pending
+    const key = `count:${newest.id}`
+    if (l.growth !== 0) {
+      const want = Math.min(pending.length, Math.max(1, newest.capacity - count))
+      const total = Number(await redis.hincrby(meta, key, want))
+      const granted = Math.max(0, Math.min(want, newest.capacity - (total - want)))
+      if (granted === 0) {
+        await redis.hincrby(meta, key, -want)
+        continue
+      }
+      taking = pending.slice(0, granted)
+      pending = pending.slice(granted)
+      const fresh = await addFixed(redis, layer, taking.map((i) => keys[i]))
+      taking.forEach((i, j) => (answers[i] = fresh[j]))
+      await redis.hincrby(meta, key, fresh.filter(Boolean).length - want)
+    } else {
+      pending = []
+      const fresh = await addFixed(redis, layer, taking.map((i) => keys[i]))
+      taking.forEach((i, j) => (answers[i] = fresh[j]))
+      await redis.hincrby(meta, key, fresh.filter(Boolean).length)
+    }
+  }
+  return answers
+}
+
+/** Each checked layer's count (9.8), oldest first. */
+export async function countsOf(redis: Redis, l: Layered, now = Date.now()): Promise<number[]> {
+  const entries = checkedEntries(l, parseLayers((await redis.hget(`${l.name}:meta`, 'layers')) ?? ''), now)
+  if (entries.length === 0) return []
+  return (await redis.hmget(`${l.name}:meta`, ...entries.map((e) => `count:${e.id}`))).map((c) => Number(c ?? 0))
+}
