@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import type { GuardCache } from './cache.js'
-import { ABSENT, cacheKeyOf, FENCE_TAG, lockKeyOf, VALUE_TAG, type CacheRead } from './entries.js'
+import { ABSENT, cacheKeyOf, FENCE_TAG, keyPrefixOf, lockKeyOf, VALUE_TAG, type CacheRead } from './entries.js'
 import { describe, GuardError, invalidOption, messageOf } from './errors.js'
 import { fill, type RebuildOptions, type WarmOptions } from './maintenance.js'
 import { checkOptions, type CacheGuardOptions, type GuardFilter, type GuardKey, type GuardSettings } from './options.js'
@@ -35,6 +35,8 @@ export interface GuardStats {
   cacheErrors: number
   /** Loads that threw or rejected. */
   loadErrors: number
+  /** Loads that ran past `loadTimeout` (their waiting gets rejected with `GUARD_LOAD_TIMEOUT`). */
+  loadTimeouts: number
 }
 
 /**
@@ -48,8 +50,10 @@ export interface GuardStats {
  * await guard.get('42') // the user, or null when there is none
  */
 export class CacheGuard<V, K extends GuardKey = string> {
-  /** The cache key prefix. */
+  /** The guard's name, as given. */
   readonly name: string
+  /** The name as it begins every cache and lock key: escaped, so no other guard's key starts the same way. */
+  private readonly prefix: string
   private filter: GuardFilter
   /** The filter a non-atomic rebuild is filling: `created` adds to it too. */
   private nextFilter: GuardFilter | undefined
@@ -73,6 +77,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     filterErrors: 0,
     cacheErrors: 0,
     loadErrors: 0,
+    loadTimeouts: 0,
   }
   /** A load that took longer than this may predate a fence that has expired meanwhile: not cached. */
   private readonly fenceMs: number
@@ -80,19 +85,23 @@ export class CacheGuard<V, K extends GuardKey = string> {
   private filterDownUntil = 0
   private cacheDownUntil = 0
   private closed = false
+  /** JSON.stringify and JSON.parse: text reads back as null only when it is "null" (no parse needed to check). */
+  private readonly defaultSerde: boolean
 
   /** @throws GuardError `GUARD_INVALID_OPTION` naming the first bad option. */
   constructor(options: CacheGuardOptions<V, K>) {
     this.settings = checkOptions(options)
     this.name = this.settings.name
+    this.prefix = keyPrefixOf(this.name)
     this.filter = this.settings.filter
     this.cache = this.settings.cache
+    this.defaultSerde = this.settings.serialize === JSON.stringify && this.settings.deserialize === JSON.parse
     this.fenceMs = Math.max(10_000, 2 * this.settings.lockTtl)
     if (this.settings.l1) this.l1 = new LRUCache({ max: this.settings.l1.max, ttl: this.settings.l1.ttl })
     if (this.cache !== undefined) {
       this.lockWait = {
         cache: this.cache,
-        name: this.name,
+        prefix: this.prefix,
         lockTtl: this.settings.lockTtl,
         lockWait: this.settings.lockWait,
         counters: this.counters,
@@ -301,8 +310,19 @@ export class CacheGuard<V, K extends GuardKey = string> {
       this.counters.loads++
       let value: V | null
       try {
-        value = (await this.settings.load(id)) ?? null
+        value = await this.loadWithin(id)
       } catch (error) {
+        if (error instanceof GuardError && error.code === 'GUARD_LOAD_TIMEOUT') {
+          this.counters.loadTimeouts++
+          // Waiting gets have their answer now; the lock is released behind them, so another
+          // process's next get need not wait out lockWait. `finally` skips its own unlock.
+          const held = token
+          token = undefined
+          if (held !== undefined) {
+            this.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+          }
+          throw error
+        }
         this.counters.loadErrors++
         throw new GuardError('GUARD_LOAD_FAILED', `load(${describe(id)}) failed: ${messageOf(error)}`, { cause: error, id })
       }
@@ -314,7 +334,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
           const held = token
           if (held !== undefined && cache.setIfAndUnlock !== undefined) {
             // Store and release in one round trip; if it fails, `finally` still tries to unlock.
-            await this.cacheCall(() => cache.setIfAndUnlock!(key, entry, ttl, seen, lockKeyOf(this.name, key), held), 'cache.setIfAndUnlock', true).then(
+            await this.cacheCall(() => cache.setIfAndUnlock!(key, entry, ttl, seen, lockKeyOf(this.prefix, key), held), 'cache.setIfAndUnlock', true).then(
               () => (token = undefined),
               () => this.counters.cacheErrors++,
             )
@@ -328,8 +348,36 @@ export class CacheGuard<V, K extends GuardKey = string> {
     } finally {
       const held = token
       if (held !== undefined) {
-        await this.cacheCall(() => cache!.unlock!(lockKeyOf(this.name, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+        await this.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
       }
+    }
+  }
+
+  /**
+   * `load(id)`, settled within `loadTimeout`: past it, rejects with `GUARD_LOAD_TIMEOUT` and aborts
+   * the load's signal (the load itself cannot be stopped; whatever it answers later is dropped).
+   */
+  private async loadWithin(id: K): Promise<V | null> {
+    const controller = new AbortController()
+    const ms = this.settings.loadTimeout
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new GuardError('GUARD_LOAD_TIMEOUT', `load(${describe(id)}) did not settle within loadTimeout (${ms} ms)`, { id })
+        reject(error)
+        controller.abort(error)
+      }, ms)
+    })
+    let loading: Promise<V | null | undefined>
+    try {
+      loading = Promise.resolve(this.settings.load(id, { signal: controller.signal }))
+    } catch (error) {
+      loading = Promise.reject(error)
+    }
+    try {
+      return (await Promise.race([loading, timeout])) ?? null
+    } finally {
+      clearTimeout(timer)
     }
   }
 
@@ -347,16 +395,21 @@ export class CacheGuard<V, K extends GuardKey = string> {
     return raws.map((raw) => this.decode(raw))
   }
 
-  /** A cache entry as an answer: a value, "absent", or a miss (nothing, a fence, or unreadable). */
+  /**
+   * A cache entry as an answer: a value, "absent", or a miss (nothing, a fence, an entry of another
+   * format, or an unreadable one).
+   */
   private decode(raw: string | null | undefined): CacheRead<V> {
     if (raw === ABSENT) return { kind: 'absent' }
     if (typeof raw === 'string' && raw.startsWith(VALUE_TAG)) {
       try {
-        return { kind: 'value', value: this.settings.deserialize(raw.slice(VALUE_TAG.length)) }
+        const value = this.settings.deserialize(raw.slice(VALUE_TAG.length))
+        // A value that reads back as null would answer "not found" for a row that exists.
+        if (value !== null && value !== undefined) return { kind: 'value', value }
       } catch {
         // Unreadable (another service's format, a changed type): load again and overwrite it.
-        this.counters.cacheErrors++
       }
+      this.counters.cacheErrors++
     }
     return { kind: 'miss', seen: raw ?? null }
   }
@@ -419,6 +472,17 @@ export class CacheGuard<V, K extends GuardKey = string> {
     if (typeof text !== 'string') {
       throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be serialized: serialize returned ${describe(text)}, not a string`, { id })
     }
+    // Cached, text that reads back as null would answer "not found" for a row that exists (JSON
+    // writes NaN, or an object whose toJSON returns null, as "null"): refuse it now.
+    let back: unknown
+    try {
+      back = this.defaultSerde ? (text === 'null' ? null : text) : this.settings.deserialize(text)
+    } catch (error) {
+      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be cached: deserialize cannot read serialize's ${describe(text)}: ${messageOf(error)}`, { cause: error, id })
+    }
+    if (back === null || back === undefined) {
+      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be cached: it serializes to ${describe(text)}, which reads back as ${String(back)} (absent)`, { id })
+    }
     return text
   }
 
@@ -426,7 +490,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     if (typeof id !== 'string' && !(id instanceof Uint8Array)) {
       throw new GuardError('GUARD_INVALID_KEY', `a key must be a string or a Uint8Array; got ${describe(id)}`)
     }
-    return cacheKeyOf(this.name, id)
+    return cacheKeyOf(this.prefix, id)
   }
 
   private jittered(ms: number): number {

@@ -3,23 +3,49 @@ import type { GuardKey } from './options.js'
 /**
  * How the guard stores things in the cache. Every entry starts with a one-letter tag, so an
  * "absent" marker or a fence can never be mistaken for a value, whatever `serialize` returns:
- * - `v<serialized>` a found value;
- * - `n` the key does not exist (cached for `nullTtl`);
+ * - `V<serialized>` a found value;
+ * - `N` the key does not exist (cached for `nullTtl`);
  * - `f<token>` a write fence left by `created`/`invalidate`: read as a miss, and a load that began
  *   before it cannot overwrite it (its compare-and-set expects what it saw before the fence).
+ * Anything else reads as a miss. That includes 0.1's entries (`v<serialized>`, `n`), written when
+ * two guards or two ids could share a key: they are never trusted, only loaded again and replaced.
  */
-export const VALUE_TAG = 'v'
-export const ABSENT = 'n'
+export const VALUE_TAG = 'V'
+export const ABSENT = 'N'
 export const FENCE_TAG = 'f'
 
-/** Cache key of `id`: `<name>:<id>` for a string, `<name>#<hex>` for bytes (never the same). */
-export function cacheKeyOf(name: string, id: GuardKey): string {
-  return typeof id === 'string' ? `${name}:${id}` : `${name}#${hex(id)}`
+/**
+ * The key prefix of a guard: its name with `%`, `:`, `#`, `!` and `~` percent-escaped, so a key's
+ * name ends at its first `:`, `#`, `!` or `~`, and two guards never write the same key whatever
+ * their names and ids. A name without those characters is its own prefix (0.1's keys).
+ */
+export function keyPrefixOf(name: string): string {
+  return name.replace(/[%:#!~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
-/** Lock key of a cache key: the `!` cannot follow a guard's name in any cache key. */
-export function lockKeyOf(name: string, cacheKey: string): string {
-  return `${name}!${cacheKey.slice(name.length)}`
+type MaybeWellFormed = string & { isWellFormed(): boolean } // ES2024, in Node ≥ 20
+
+/**
+ * Cache key of `id` under a guard's `prefix`, one key per id as the loader sees it:
+ * - a well-formed string: `<prefix>:<id>`;
+ * - a string with a lone surrogate: `<prefix>~<JSON literal>` (`"x\ud801"`). Redis clients encode
+ *   keys as UTF-8, where a lone surrogate becomes U+FFFD, so the raw id would share the entry of
+ *   `x\uFFFD`; JSON writes it as an escape instead, and `~` keeps it apart from `:` keys;
+ * - bytes: `<prefix>#<hex>`.
+ */
+export function cacheKeyOf(prefix: string, id: GuardKey): string {
+  if (typeof id !== 'string') return `${prefix}#${hex(id)}`
+  return (id as MaybeWellFormed).isWellFormed() ? `${prefix}:${id}` : `${prefix}~${JSON.stringify(id)}`
+}
+
+/** Lock key of a cache key: `<prefix>!` then the rest of the cache key (`!` never ends an escaped name). */
+export function lockKeyOf(prefix: string, cacheKey: string): string {
+  return `${prefix}!${cacheKey.slice(prefix.length)}`
+}
+
+/** Whether `text` holds no lone surrogate, i.e. reaches Redis as itself (UTF-8). */
+export function isWellFormed(text: string): boolean {
+  return (text as MaybeWellFormed).isWellFormed()
 }
 
 function hex(bytes: Uint8Array): string {

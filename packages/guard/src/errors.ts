@@ -9,7 +9,9 @@ export type GuardErrorCode =
   | 'GUARD_INVALID_KEY'
   /** `load` threw or rejected; `id` names the key and `cause` holds the error. Nothing was cached. */
   | 'GUARD_LOAD_FAILED'
-  /** `serialize` threw or did not return a string; `id` names the key. Nothing was cached. */
+  /** `load` ran past `loadTimeout`; `id` names the key. Nothing was cached, the next `get` loads again. */
+  | 'GUARD_LOAD_TIMEOUT'
+  /** `serialize` threw, did not return a string, or returned text that reads back as null; `id` names the key. Nothing was cached. */
   | 'GUARD_SERIALIZE_FAILED'
   /** The filter failed or timed out and `onFilterError` is `'reject'`, or `created`/`warm` could not add to it. */
   | 'GUARD_FILTER_UNAVAILABLE'

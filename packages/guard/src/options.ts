@@ -1,4 +1,5 @@
 import { isGuardCache, RedisCache, type GuardCache, type RedisCommandClient } from './cache.js'
+import { isWellFormed } from './entries.js'
 import { invalidOption } from './errors.js'
 
 /** A key: what the filters take (a string or a Uint8Array). */
@@ -24,15 +25,21 @@ export interface CacheGuardOptions<V, K extends GuardKey = GuardKey> {
   filter: GuardFilter
   /**
    * The source of truth: resolves to the value, or `null`/`undefined` when `id` does not exist.
-   * A throw or rejection rejects the `get` (`GUARD_LOAD_FAILED`) and caches nothing.
+   * A throw or rejection rejects the `get` (`GUARD_LOAD_FAILED`) and caches nothing; so does a
+   * load that runs past `loadTimeout` (`GUARD_LOAD_TIMEOUT`), after which `context.signal` aborts
+   * (pass it to your database client to cancel the query).
    */
-  load: (id: K) => V | null | undefined | Promise<V | null | undefined>
+  load: (id: K, context: LoadContext) => V | null | undefined | Promise<V | null | undefined>
   /**
    * An ioredis `Redis` or `Cluster` client (the built-in {@link RedisCache}), or any {@link GuardCache}.
    * Default: none (filter, optional `l1` and in-process single flight only).
    */
   cache?: RedisCommandClient | GuardCache
-  /** Prefix of every cache and lock key: `<name>:<id>`. 1 to 200 characters, no `{`/`}`. */
+  /**
+   * Names the guard's cache and lock keys (`<name>:<id>`, with `%`, `:`, `#`, `!`, `~` in the name
+   * percent-escaped, so guards never share a key). 1 to 200 characters, no `{`/`}` (Redis Cluster
+   * hash tags), no lone surrogate.
+   */
   name: string
   /** Seconds a found value stays cached (> 0). Default: 300. */
   ttl?: number
@@ -63,6 +70,13 @@ export interface CacheGuardOptions<V, K extends GuardKey = GuardKey> {
   cooldown?: number
   /** Whether loads take a lock in the cache so that one process loads a key for all (when the cache has locks). Default: true. */
   lock?: boolean
+  /**
+   * Milliseconds a load may run (1 to 600 000). Past it, every `get` waiting on the load rejects
+   * with `GUARD_LOAD_TIMEOUT`, the load's signal aborts, its result (if it ever comes) is dropped,
+   * and the key's lock is released, so the next `get` loads again. Keep it at most `lockTtl`, so a
+   * lock never expires under a load still running. Default: 5000.
+   */
+  loadTimeout?: number
   /** Milliseconds a lock lives if its holder dies (10 to 600 000). Default: 5000. */
   lockTtl?: number
   /** Milliseconds a `get` waits for another process's load before loading itself (0 to 60 000). Default: 1000. */
@@ -71,10 +85,16 @@ export interface CacheGuardOptions<V, K extends GuardKey = GuardKey> {
   l1?: false | { max: number; ttl?: number }
 }
 
+/** What `load` gets besides the id. */
+export interface LoadContext {
+  /** Aborts when the load runs past `loadTimeout`: its result is no longer wanted. */
+  readonly signal: AbortSignal
+}
+
 /** The options after checking, with defaults applied. */
 export interface GuardSettings<V, K extends GuardKey> {
   filter: GuardFilter
-  load: (id: K) => V | null | undefined | Promise<V | null | undefined>
+  load: (id: K, context: LoadContext) => V | null | undefined | Promise<V | null | undefined>
   cache: GuardCache | undefined
   name: string
   ttlMs: number
@@ -87,6 +107,7 @@ export interface GuardSettings<V, K extends GuardKey> {
   cacheTimeout: number
   cooldown: number
   lock: boolean
+  loadTimeout: number
   lockTtl: number
   lockWait: number
   l1: { max: number; ttl: number } | undefined
@@ -101,8 +122,8 @@ export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V
   }
   if (filter.isClosed) throw invalidOption('filter', 'an open filter', 'a closed filter')
   if (typeof load !== 'function') throw invalidOption('load', 'a function (id) => value | null', load)
-  if (typeof options.name !== 'string' || options.name.length === 0 || options.name.length > 200 || /[{}]/.test(options.name)) {
-    throw invalidOption('name', 'a string of 1 to 200 characters without { or }', options.name)
+  if (typeof options.name !== 'string' || options.name.length === 0 || options.name.length > 200 || /[{}]/.test(options.name) || !isWellFormed(options.name)) {
+    throw invalidOption('name', 'a string of 1 to 200 characters without { or } or a lone surrogate', options.name)
   }
   let guardCache: GuardCache | undefined
   if (cache !== undefined && cache !== null) {
@@ -138,6 +159,7 @@ export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V
     cacheTimeout: integer('cacheTimeout', options.cacheTimeout ?? 250, 1, 60_000),
     cooldown: integer('cooldown', options.cooldown ?? 1000, 0, 60_000),
     lock,
+    loadTimeout: integer('loadTimeout', options.loadTimeout ?? 5000, 1, 600_000),
     lockTtl: integer('lockTtl', options.lockTtl ?? 5000, 10, 600_000),
     lockWait: integer('lockWait', options.lockWait ?? 1000, 0, 60_000),
     l1,

@@ -50,7 +50,8 @@ const LOCK_POLL_MAX_MS = 50
 export interface LockWait<V> {
   /** A cache with `lock`/`unlock` (and maybe `lockAndGet`). */
   cache: GuardCache
-  name: string
+  /** The guard's key prefix (its escaped name). */
+  prefix: string
   lockTtl: number
   lockWait: number
   counters: { cacheErrors: number; sharedLoads: number; lockTimeouts: number }
@@ -68,7 +69,7 @@ export type Turn<V> = { kind: 'done'; value: V | null } | { kind: 'load'; token:
  */
 export async function awaitTurn<V>(guard: LockWait<V>, key: string, seen: string | null): Promise<Turn<V>> {
   const cache = guard.cache
-  const lockKey = lockKeyOf(guard.name, key)
+  const lockKey = lockKeyOf(guard.prefix, key)
   const token = crypto.randomUUID()
   const deadline = Date.now() + guard.lockWait
   let delay = LOCK_POLL_FIRST_MS

@@ -64,7 +64,7 @@ describe('get (behaviour 1)', () => {
     const ttl = await redis.pttl(`${name}:7`)
     expect(ttl).toBeGreaterThan(89_000)
     expect(ttl).toBeLessThanOrEqual(110_000)
-    expect(await redis.get(`${name}:7`)).toBe('v{"id":"7","name":"user 7"}')
+    expect(await redis.get(`${name}:7`)).toBe('V{"id":"7","name":"user 7"}')
     expect(guard.stats()).toMatchObject({ requests: 2, loads: 1, cacheHits: 1, loadedAbsent: 0 })
   })
 
@@ -74,7 +74,7 @@ describe('get (behaviour 1)', () => {
     expect(await guard.get('gone')).toBeNull()
     expect(await guard.get('gone')).toBeNull()
     expect(db.queries).toBe(1)
-    expect(await redis.get(`${name}:gone`)).toBe('n')
+    expect(await redis.get(`${name}:gone`)).toBe('N')
     const ttl = await redis.pttl(`${name}:gone`)
     expect(ttl).toBeGreaterThan(4000)
     expect(ttl).toBeLessThanOrEqual(5000)
@@ -106,7 +106,7 @@ describe('single flight in one process (behaviour 3)', () => {
     const guard = new CacheGuard<User>({ filter, cache, name, load: db.user, cacheTimeout: 5000 })
     expect(await guard.get('31')).toEqual({ id: '31', name: 'user 31' })
     expect(cache.calls).toEqual({ getMany: 1, set: 0, setIf: 0, lock: 0, unlock: 0, lockAndGet: 1, setIfAndUnlock: 1 })
-    expect(await redis.get(`${name}:31`)).toBe('v{"id":"31","name":"user 31"}')
+    expect(await redis.get(`${name}:31`)).toBe('V{"id":"31","name":"user 31"}')
     expect(await redis.exists(`${name}!:31`)).toBe(0) // the lock is released
     expect(await guard.get('31')).toEqual({ id: '31', name: 'user 31' })
     expect(cache.calls.getMany).toBe(2)
@@ -201,7 +201,7 @@ describe('created and invalidate (behaviour 4, one process)', () => {
     await guard.created('race')
     expect(await guard.get('race')).toEqual({ id: 'race', name: 'Linus' }) // does not join the early load
     expect(await early).toBeNull() // it started before the row existed
-    expect(await redis.get(`${name}:race`)).toBe('v{"id":"race","name":"Linus"}')
+    expect(await redis.get(`${name}:race`)).toBe('V{"id":"race","name":"Linus"}')
   })
 
   test('invalidate() after an update or a delete makes the next get read the database', async () => {
@@ -235,7 +235,7 @@ describe('serialization (behaviour 5)', () => {
     }
     const writer = new CacheGuard<Dated>(options)
     await writer.get('d')
-    expect(await redis.get(`${name}:d`)).toBe('vd|2026-01-02T00:00:00.000Z')
+    expect(await redis.get(`${name}:d`)).toBe('Vd|2026-01-02T00:00:00.000Z')
     const reader = new CacheGuard<Dated>({ ...options, load: () => Promise.reject(new Error('must not load')) })
     const value = await reader.get('d')
     expect(value?.seen).toBeInstanceOf(Date)
@@ -257,10 +257,10 @@ describe('serialization (behaviour 5)', () => {
 
   test('an unreadable cache entry is loaded again and overwritten, never answered as absent', async () => {
     const { guard, name } = await setUp({ lock: false })
-    await redis.set(`${name}:9`, 'v{not json', 'PX', 60_000)
+    await redis.set(`${name}:9`, 'V{not json', 'PX', 60_000)
     expect(await guard.get('9')).toEqual({ id: '9', name: 'user 9' })
     expect(guard.stats().cacheErrors).toBe(1)
-    expect(await redis.get(`${name}:9`)).toBe('v{"id":"9","name":"user 9"}')
+    expect(await redis.get(`${name}:9`)).toBe('V{"id":"9","name":"user 9"}')
   })
 })
 
@@ -318,7 +318,7 @@ describe('keys and options (behaviour 6)', () => {
     const guard = new CacheGuard<string, string | Uint8Array>({ filter, cache: redis, name, load: (id) => (typeof id === 'string' ? 'text' : 'bytes') })
     expect(await guard.get(bytes)).toBe('bytes')
     expect(await guard.get('ab01')).toBe('text')
-    expect(await redis.get(`${name}#ab01`)).toBe('v"bytes"')
+    expect(await redis.get(`${name}#ab01`)).toBe('V"bytes"')
     expect(await guard.get(new Uint8Array([9]))).toBeNull()
   })
 

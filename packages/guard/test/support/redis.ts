@@ -16,7 +16,10 @@ export function redisClient(address: { host: string; port: number } = inject('re
 }
 
 let counter = 0
-/** A name no other test (or run) uses. */
+/**
+ * A name no other test (or run) uses. Dots, not colons: a guard name's `:` is escaped in its keys
+ * (`%3A`), and most tests read the keys of plain names; key-space.test.ts covers escaped ones.
+ */
 export function uniqueName(what: string): string {
-  return `test:${what}:${process.pid}:${Date.now().toString(36)}:${counter++}`
+  return `test.${what}.${process.pid}.${Date.now().toString(36)}.${counter++}`
 }
