@@ -18,9 +18,13 @@ import { afterAll, expect, test } from 'vitest'
  * LayeredMemoryFilter (whose createSync/importSync must stay synchronous), so the layered files land
  * in a chunk the main one imports. Without any layered code the rest is ~7.9 KB. The root README
  * states the measured size, and this test holds it to the measurement.
+ *
+ * Counting filters (issue 24) live in `@bloomkit/memory-backend/counting`, outside this bundle; what
+ * they add here (~0.3 KB, 10,993 → 11,313 B) is the shared snapshot reader's version-3 checks and
+ * the plain filter refusing to merge with a counting one. The budget moved by that much.
  */
-const BUDGET = 11 * 1024
-/** How far the root README's stated sizes ("~10.7 KB gzip", "plus 2.1 KB of xxhash-wasm") may be from the measurement, in KB. */
+const BUDGET = 11 * 1024 + 256
+/** How far the root README's stated sizes ("~11.0 KB gzip", "plus 2.1 KB of xxhash-wasm") may be from the measurement, in KB. */
 const README_TOLERANCE = 0.2
 const work = mkdtempSync(join(tmpdir(), 'bloomkit-size-'))
 afterAll(() => rmSync(work, { recursive: true, force: true }))

@@ -13,6 +13,9 @@ import { syncAsync, syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
 /** Keys hashed per call to the store by `addMany`/`hasMany`. */
 const BATCH_KEYS = 16_384
 
+/** One store call over a batch: `store.setBits`, `store.testBits`, or a counting store's removal. */
+export type BatchOperation<Sync extends boolean> = (batch: PositionBatch, out: Uint8Array) => Outcome<Sync, void>
+
 /** A batch and the answers the store writes for it. */
 interface Buffers {
   readonly batch: PositionBatch
@@ -46,6 +49,9 @@ export class BloomFilter<Sync extends boolean = boolean> {
   /** Reused by addMany/hasMany where calls cannot overlap; made on first use. */
   private manyBuffers: Array<Buffers | undefined> | undefined
   private closed = false
+  /** The store's setBits and testBits, bound once so single-key calls allocate no closure. */
+  private readonly setOp: BatchOperation<Sync>
+  private readonly testOp: BatchOperation<Sync>
 
   /**
    * @param store Holds the bits; its `parameters` are the filter's.
@@ -62,6 +68,16 @@ export class BloomFilter<Sync extends boolean = boolean> {
     this.shardBits = shardBitsOf(store.parameters)
     this.fillPositions = positionsOf(store.parameters.layout)
     this.single = this.buffers(1)
+    this.setOp = (batch, out) => this.store.setBits(batch, out)
+    this.testOp = (batch, out) => this.store.testBits(batch, out)
+  }
+
+  /**
+   * Bits per position: 0 for a plain filter (one bit each), 4 for a counting filter (a 4-bit
+   * counter each, docs/SPEC.md section 10). Only filters with the same value merge.
+   */
+  get counterBits(): number {
+    return 0
   }
 
   /** Whether methods return plain values (true) or Promises. */
@@ -180,6 +196,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
       if (other.closed) throw new BloomError('BLOOM_CLOSED', 'merge: the other filter is closed')
       if (other === (this as unknown)) return undefined
       assertSameParameters(this.parameters, other.parameters, 'merge: the other filter')
+      if (other.counterBits !== this.counterBits) throw mixedKindsError(this.counterBits, other.counterBits)
       return io.forEach(shardRanges(this.parameters), ({ shard, offset, length }) =>
         io.then(other.store.readShard(shard, offset, length), (bytes) => this.store.orShard(shard, offset, bytes)),
       )
@@ -261,12 +278,12 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * must set exactly the bits the default would, which `bloomFilterSuite` checks.
    */
   protected _addHashed(a: number, b: number): Outcome<Sync, boolean> {
-    return this.one(a, b, true)
+    return this.one(a, b, this.setOp)
   }
 
   /** Whether every bit of the key hashed to `a`, `b` is set; default: one `store.testBits` call. See {@link _addHashed}. */
   protected _hasHashed(a: number, b: number): Outcome<Sync, boolean> {
-    return this.one(a, b, false)
+    return this.one(a, b, this.testOp)
   }
 
   /**
@@ -275,12 +292,12 @@ export class BloomFilter<Sync extends boolean = boolean> {
    * batches in flight over an asynchronous store.
    */
   protected _addMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
-    return this.many(keys, true)
+    return this.many(keys, this.setOp)
   }
 
   /** Checks `keys`; answers in input order. Default: as {@link _addMany}, with `store.testBits`. */
   protected _hasMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
-    return this.many(keys, false)
+    return this.many(keys, this.testOp)
   }
 
   /** Unsets every bit. Default: `store.clear()`. A backend that clears another way (a new generation of keys) overrides this. */
@@ -301,7 +318,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
   }
 
   /** Why `add` or `has` cannot take `key`: the filter is closed, or the key is no string or Uint8Array. */
-  private refusal(key: BloomKey): BloomError | undefined {
+  protected refusal(key: BloomKey): BloomError | undefined {
     if (this.closed) return closedError()
     if (typeof key !== 'string' && !(key instanceof Uint8Array)) return invalidKeyError(key)
     return undefined
@@ -317,23 +334,25 @@ export class BloomFilter<Sync extends boolean = boolean> {
     return { batch: new PositionBatch(keys, this.parameters.hashes), out: new Uint8Array(keys) }
   }
 
-  private one(a: number, b: number, set: boolean): Outcome<Sync, boolean> {
+  /** `operation` on a batch of the one key hashed to `a`, `b`; its answer as a boolean. */
+  protected one(a: number, b: number, operation: BatchOperation<Sync>): Outcome<Sync, boolean> {
     // A store may throw instead of rejecting; over an async store the caller must get a rejection.
     try {
       const { batch, out } = this.io.scratch(() => this.single, () => this.buffers(1))
       this.place(a, b, batch, 0)
       batch.size = 1
-      return this.io.then(set ? this.store.setBits(batch, out) : this.store.testBits(batch, out), () => out[0] === 1)
+      return this.io.then(operation(batch, out), () => out[0] === 1)
     } catch (error) {
       return this.io.fail(error)
     }
   }
 
-  private many(keys: Iterable<BloomKey>, set: boolean): Outcome<Sync, boolean[]> {
+  /** `operation` on `keys` in batches (see {@link batches}); answers in input order. */
+  protected many(keys: Iterable<BloomKey>, operation: BatchOperation<Sync>): Outcome<Sync, boolean[]> {
     const results: boolean[] = []
     const pipelined = this.io.pipeline(
       this.batches(keys),
-      ({ batch, out }) => this.io.then(set ? this.store.setBits(batch, out) : this.store.testBits(batch, out), () => ({ size: batch.size, out })),
+      ({ batch, out }) => this.io.then(operation(batch, out), () => ({ size: batch.size, out })),
       ({ size, out }) => {
         for (let i = 0; i < size; i++) results.push(out[i] === 1)
       },
@@ -370,7 +389,8 @@ export class BloomFilter<Sync extends boolean = boolean> {
     if (current !== undefined) yield current
   }
 
-  private countFromBits(counts: ArrayLike<number>): number {
+  /** The items estimate of docs/SPEC.md section 6 from set bits (non-zero counters) per shard. */
+  protected countFromBits(counts: ArrayLike<number>): number {
     const m = this.shardBits
     const k = this.parameters.hashes
     let total = 0
@@ -383,12 +403,19 @@ export class BloomFilter<Sync extends boolean = boolean> {
   }
 }
 
-function trailer(crc: number): Uint8Array {
+/** The 4-byte snapshot trailer: the payload's CRC-32, little-endian. */
+export function trailer(crc: number): Uint8Array {
   const bytes = new Uint8Array(4)
   new DataView(bytes.buffer).setUint32(0, crc, true)
   return bytes
 }
 
-function closedError(): BloomError {
+function mixedKindsError(mine: number, theirs: number): BloomError {
+  const kind = (counterBits: number) => (counterBits === 0 ? 'plain' : 'counting')
+  return new BloomError('BLOOM_INCOMPATIBLE', `merge: a ${kind(mine)} filter and a ${kind(theirs)} filter do not merge`)
+}
+
+/** @throws BloomError `BLOOM_CLOSED`. */
+export function closedError(): BloomError {
   return new BloomError('BLOOM_CLOSED', 'the filter is closed')
 }

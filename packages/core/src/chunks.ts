@@ -16,9 +16,9 @@ export interface ShardRange {
 /**
  * Every byte of a filter's shards, shard after shard, in ranges of at most `chunkBytes`: the order
  * of a snapshot's payload. Export and merge read through it so any size moves in bounded memory.
+ * `shardBytes` is the bytes each shard holds: its bits' by default, 4× that for a counting filter.
  */
-export function* shardRanges(parameters: FilterParameters, chunkBytes = CHUNK_BYTES): Generator<ShardRange> {
-  const shardBytes = shardBytesOf(parameters)
+export function* shardRanges(parameters: FilterParameters, chunkBytes = CHUNK_BYTES, shardBytes = shardBytesOf(parameters)): Generator<ShardRange> {
   for (let shard = 0; shard < parameters.shards; shard++) {
     for (let offset = 0; offset < shardBytes; offset += chunkBytes) {
       yield { shard, offset, length: Math.min(chunkBytes, shardBytes - offset) }

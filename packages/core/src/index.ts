@@ -5,6 +5,7 @@
  * suites are in `@bloomkit/core/testing`.
  */
 export { BloomFilter } from './bloom-filter.js'
+export { CountingBloomFilter, type CounterReport } from './counting-bloom-filter.js'
 export type { Outcome } from './bit-store.js'
 export { BloomError, type BloomErrorCode } from './errors.js'
 export type { BloomKey } from './key-hasher.js'

@@ -8,6 +8,8 @@ export const SNAPSHOT_HEADER_BYTES = 40
 export const SNAPSHOT_TRAILER_BYTES = 4
 /** The snapshot format version this release writes and reads. */
 export const SNAPSHOT_VERSION = 1
+/** The format version of a counting filter's snapshot (docs/SPEC.md, section 10): version 1's header with 4-bit counters for bits. */
+export const COUNTING_SNAPSHOT_VERSION = 3
 
 const MAGIC = 0x4b4d4c42 // "BLMK" read little-endian
 
@@ -16,11 +18,18 @@ export interface SnapshotHeader {
   readonly parameters: FilterParameters
   /** The writer's estimate of the distinct keys in the filter; a hint only. */
   readonly items: number
+  /** Bits per counter: 0 for a plain filter (version 1), 4 for a counting one (version 3). */
+  readonly counterBits?: number
 }
 
-/** Total bytes of a snapshot of a filter with these parameters. */
-export function snapshotBytes(parameters: FilterParameters): number {
-  return SNAPSHOT_HEADER_BYTES + parameters.bits / 8 + SNAPSHOT_TRAILER_BYTES
+/** Total bytes of a snapshot of a filter with these parameters (`counterBits` bits per position, 4 for a counting filter). */
+export function snapshotBytes(parameters: FilterParameters, counterBits = 0): number {
+  return SNAPSHOT_HEADER_BYTES + payloadBytesOf(parameters, counterBits) + SNAPSHOT_TRAILER_BYTES
+}
+
+/** Bytes of a snapshot's payload: one bit per position, or `counterBits` for a counting filter. */
+function payloadBytesOf(parameters: FilterParameters, counterBits = 0): number {
+  return (parameters.bits / 8) * Math.max(1, counterBits)
 }
 
 /** Writes an integer below 2^53 as a little-endian 64-bit field (the snapshot headers' bits, items, capacity, window). */
@@ -57,7 +66,7 @@ export function readParameterFields(view: DataView, what: string): FilterParamet
   return { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16), layout }
 }
 
-/** The 40-byte header for a filter with these parameters. */
+/** The 40-byte version-1 header for a filter with these parameters (a counting filter's: `encodeCountingHeader`). */
 export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
   const bytes = new Uint8Array(SNAPSHOT_HEADER_BYTES)
   const view = new DataView(bytes.buffer)
@@ -75,13 +84,18 @@ function corrupt(message: string): BloomError {
   return new BloomError('BLOOM_CORRUPT_SNAPSHOT', `snapshot ${message}`)
 }
 
+/** Which snapshots a reader takes: a plain filter's (version 1) or a counting filter's (version 3). */
+export type SnapshotKind = 'plain' | 'counting'
+
 /**
- * Reads and checks a header from the first 40 bytes of `bytes`.
+ * Reads and checks a header from the first 40 bytes of `bytes`: a plain filter's (version 1), or
+ * with `kind` `'counting'` a counting filter's (version 3).
  *
  * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` (too short, not a snapshot, bad checksum, impossible
- *   fields) or `BLOOM_UNSUPPORTED_VERSION` (a later format version or an unknown hash scheme).
+ *   fields) or `BLOOM_UNSUPPORTED_VERSION` (a later format version, an unknown hash scheme, or the
+ *   other kind of filter, naming the import that takes it).
  */
-export function decodeSnapshotHeader(bytes: Uint8Array): SnapshotHeader {
+export function decodeSnapshotHeader(bytes: Uint8Array, kind: SnapshotKind = 'plain'): SnapshotHeader {
   if (!(bytes instanceof Uint8Array)) {
     throw new BloomError('BLOOM_INVALID_PARAMETER', `snapshot must be a Uint8Array; got ${Object.prototype.toString.call(bytes)}`)
   }
@@ -100,21 +114,30 @@ export function decodeSnapshotHeader(bytes: Uint8Array): SnapshotHeader {
         '(LayeredMemoryFilter.import, LayeredLevelFilter.import, RedisLayeredFilter.import)',
     )
   }
-  if (version !== SNAPSHOT_VERSION) {
+  // Version 3 is a counting filter (docs/SPEC.md, section 10); each kind's import refuses the other's.
+  const counting = version === COUNTING_SNAPSHOT_VERSION
+  if (version !== SNAPSHOT_VERSION && !counting) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot format version ${version} is not supported; this release reads versions 1, 2 and 3`)
+  }
+  if (counting !== (kind === 'counting')) {
     throw new BloomError(
       'BLOOM_UNSUPPORTED_VERSION',
-      `snapshot format version ${version} is not supported; this release reads version ${SNAPSHOT_VERSION}`,
+      `snapshot is of a ${counting ? 'counting' : 'plain'} filter (format version ${version}, docs/SPEC.md): import it as one` +
+        (counting ? ', or use exportPlain() of a counting filter' : ''),
     )
   }
   const fields = readParameterFields(view, 'the snapshot')
-  if (view.getUint32(32, true) !== 0) throw corrupt('has unknown flags set')
+  // Version 3 keeps the counter width in byte 32; this release reads 4 only.
+  const counterBits = counting ? view.getUint8(32) : 0
+  if (counting && counterBits !== 4) throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `snapshot has ${counterBits}-bit counters; this release reads 4`)
+  if (view.getUint32(32, true) >>> (counting ? 8 : 0) !== 0) throw corrupt('has unknown flags set')
   let parameters: FilterParameters
   try {
     parameters = checkParameters(fields)
   } catch (error) {
     throw new BloomError('BLOOM_CORRUPT_SNAPSHOT', `snapshot header holds impossible parameters: ${(error as Error).message}`, { cause: error })
   }
-  return { parameters, items: getUint64(view, 24) }
+  return counterBits === 0 ? { parameters, items: getUint64(view, 24) } : { parameters, items: getUint64(view, 24), counterBits }
 }
 
 /** A run of payload bytes: bytes `offset …` of shard `shard`. */
@@ -129,9 +152,9 @@ export interface PayloadChunk {
  *
  * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` for a wrong length or checksum; see {@link decodeSnapshotHeader}.
  */
-export function decodeSnapshot(bytes: Uint8Array): SnapshotHeader & { readonly payload: Uint8Array } {
-  const header = decodeSnapshotHeader(bytes)
-  const expected = snapshotBytes(header.parameters)
+export function decodeSnapshot(bytes: Uint8Array, kind: SnapshotKind = 'plain'): SnapshotHeader & { readonly payload: Uint8Array } {
+  const header = decodeSnapshotHeader(bytes, kind)
+  const expected = snapshotBytes(header.parameters, header.counterBits)
   if (bytes.length !== expected) {
     throw corrupt(`is ${bytes.length} bytes; its header describes ${expected} (${bytes.length < expected ? 'truncated' : 'trailing bytes'})`)
   }
@@ -157,6 +180,12 @@ export class SnapshotReader {
   private crc = 0
   private payloadBytes = 0
   private shardBytes = 0
+  private readonly kind: SnapshotKind
+
+  /** @param kind `'counting'` to read a counting filter's snapshot (version 3) instead of a plain one. */
+  constructor(kind: SnapshotKind = 'plain') {
+    this.kind = kind
+  }
 
   /** The header, once 40 bytes have arrived. */
   get parameters(): FilterParameters | undefined {
@@ -181,9 +210,10 @@ export class SnapshotReader {
         i += take
         this.received += take
         if (this.received === SNAPSHOT_HEADER_BYTES) {
-          this.header = decodeSnapshotHeader(this.headerBytes)
-          this.payloadBytes = this.header.parameters.bits / 8
-          this.shardBytes = shardBytesOf(this.header.parameters)
+          this.header = decodeSnapshotHeader(this.headerBytes, this.kind)
+          const width = Math.max(1, this.header.counterBits ?? 0)
+          this.payloadBytes = payloadBytesOf(this.header.parameters, this.header.counterBits)
+          this.shardBytes = shardBytesOf(this.header.parameters) * width
         }
         continue
       }
@@ -211,7 +241,7 @@ export class SnapshotReader {
   /** Checks that the whole snapshot arrived and its payload checksum matches. */
   finish(): SnapshotHeader {
     const header = this.getHeader()
-    const expected = snapshotBytes(header.parameters)
+    const expected = snapshotBytes(header.parameters, header.counterBits)
     if (this.received !== expected) throw corrupt(`is truncated: ${this.received} of ${expected} bytes`)
     if (new DataView(this.trailer.buffer).getUint32(0, true) !== this.crc) throw corrupt('payload fails its CRC-32 check')
     return header

@@ -24,6 +24,21 @@ export {
 export { PositionBatch, type ShardGroup } from './position-batch.js'
 export { adoptsStored, newFilterParameters, randomSeed } from './seed.js'
 export { ArrayProbe } from './probe.js'
+export { CounterProbe } from './counter-probe.js'
+export {
+  addCounters,
+  counterAt,
+  counterBatch,
+  countCounters,
+  COUNTER_BITS,
+  COUNTER_MAX,
+  decrementKey,
+  incrementKey,
+  plainBitsOf,
+  testKeyCounters,
+  type CounterMode,
+} from './counter-kernels.js'
+export { counterRanges, counterShardBytesOf, encodeCountingHeader, isCounterStore, type CounterStore } from './counting-bloom-filter.js'
 export {
   decodeSnapshot,
   decodeSnapshotHeader,
@@ -32,7 +47,9 @@ export {
   SNAPSHOT_HEADER_BYTES,
   SNAPSHOT_TRAILER_BYTES,
   SNAPSHOT_VERSION,
+  COUNTING_SNAPSHOT_VERSION,
   snapshotBytes,
+  type SnapshotKind,
   SnapshotReader,
   writeParameterFields,
   type PayloadChunk,

@@ -11,6 +11,7 @@ import type * as Testing from '@bloomkit/core/testing'
 test("'@bloomkit/core' holds what users call: the filter, sizing, errors and limits", () => {
   expectTypeOf<keyof typeof Root>().toEqualTypeOf<
     | 'BloomFilter'
+    | 'CountingBloomFilter'
     | 'BloomError'
     | 'MAX_HASHES'
     | 'MAX_SHARD_BITS'
@@ -23,6 +24,7 @@ test("'@bloomkit/core' holds what users call: the filter, sizing, errors and lim
   >()
   type Types = [
     Root.Outcome<true, void>,
+    Root.CounterReport,
     Root.BloomErrorCode,
     Root.BloomKey,
     Root.BitLayout,
@@ -100,6 +102,22 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'hashPairs'
     | 'keyBatches'
     | 'layerBatch'
+    | 'CounterProbe'
+    | 'addCounters'
+    | 'counterAt'
+    | 'counterBatch'
+    | 'countCounters'
+    | 'COUNTER_BITS'
+    | 'COUNTER_MAX'
+    | 'decrementKey'
+    | 'incrementKey'
+    | 'plainBitsOf'
+    | 'testKeyCounters'
+    | 'counterRanges'
+    | 'encodeCountingHeader'
+    | 'counterShardBytesOf'
+    | 'isCounterStore'
+    | 'COUNTING_SNAPSHOT_VERSION'
   >()
   type Types = [
     Store.BitStore,
@@ -115,6 +133,9 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     Store.LayeredSnapshot,
     Store.LayerToWrite,
     Store.SnapshotLayer,
+    Store.CounterStore,
+    Store.CounterMode,
+    Store.SnapshotKind,
   ]
   expectTypeOf<Types>().not.toBeNever()
 })
@@ -142,7 +163,13 @@ test("'@bloomkit/core/spec' holds the hashing and position primitives of docs/SP
 
 test("'@bloomkit/core/testing' holds the conformance suites", () => {
   expectTypeOf<keyof typeof Testing>().toEqualTypeOf<
-    'bitStoreSuite' | 'bitStoreContractTests' | 'bitStorePersistenceTests' | 'bitStoreSharingTests' | 'bloomFilterSuite' | 'ReferenceBitStore'
+    | 'bitStoreSuite'
+    | 'bitStoreContractTests'
+    | 'bitStorePersistenceTests'
+    | 'bitStoreSharingTests'
+    | 'bloomFilterSuite'
+    | 'ReferenceBitStore'
+    | 'ReferenceCounterStore'
   >()
   type Types = [Testing.BitStoreSuiteOptions, Testing.BloomFilterSuiteOptions, Testing.TestFunction]
   expectTypeOf<Types>().not.toBeNever()

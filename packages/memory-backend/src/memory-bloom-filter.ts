@@ -1,4 +1,4 @@
-import { BloomFilter, type BloomKey, type FilterParametersInput, type LayeredOptions, type SizingOptions } from '@bloomkit/core'
+import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput, type LayeredOptions, type SizingOptions } from '@bloomkit/core'
 import { ArrayProbe, checkKeys, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { LayeredMemoryFilter } from './layered-memory-filter.js'
 import { MemoryBitStore } from './memory-bit-store.js'
@@ -32,6 +32,10 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   static create(options: LayeredOptions): Promise<LayeredMemoryFilter>
   static create(options: SizingOptions): Promise<MemoryBloomFilter>
   static async create(options: SizingOptions | LayeredOptions): Promise<MemoryBloomFilter | LayeredMemoryFilter> {
+    // Counting filters come from their own entry, so that this one's bundle stays lean.
+    if ((options as { counting?: unknown } | undefined)?.counting === true) {
+      throw new BloomError('BLOOM_INVALID_PARAMETER', "counting: use CountingMemoryFilter from '@bloomkit/memory-backend/counting'")
+    }
     // With `growth` or `window`, a layered filter (layered-memory-filter.ts).
     if (isLayeredOptions(options)) return LayeredMemoryFilter.create(options)
     // Without `seed`, a random secret one (keyed hashing by default; see core's randomSeed).

@@ -6,7 +6,7 @@ readmeSnippetTests(
   { describe, test, expect, afterAll },
   {
     readmes: ['../../../README.md', '../../core/README.md', '../README.md'].map((path) => new URL(path, import.meta.url)),
-    select: (code) => /@bloomkit\/(core|memory-backend)'/.test(code) && !/level-backend|redis-backend|ioredis/.test(code),
+    select: (code) => /@bloomkit\/(core|memory-backend(\/counting)?)'/.test(code) && !/level-backend|redis-backend|ioredis/.test(code),
     workDir: new URL('../.readme-snippets/', import.meta.url),
   },
 )

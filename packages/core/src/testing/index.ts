@@ -8,3 +8,4 @@ export {
 } from './bit-store-suite.js'
 export { bloomFilterSuite, type BloomFilterSuiteOptions } from './bloom-filter-suite.js'
 export { ReferenceBitStore } from './reference-bit-store.js'
+export { ReferenceCounterStore } from './reference-counter-store.js'
