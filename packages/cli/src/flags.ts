@@ -41,11 +41,3 @@ export function byteCount(min: number, max: number): (value: string) => number {
     return bytes
   }
 }
-
-/** A commander parser that accepts one of `choices`. */
-export function oneOf<T extends string>(...choices: T[]): (value: string) => T {
-  return (value) => {
-    if (!(choices as string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}`)
-    return value as T
-  }
-}

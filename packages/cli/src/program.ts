@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander'
 import { buildCommand } from './commands/build.js'
 import { checkCommand } from './commands/check.js'
 import { copyCommand } from './commands/copy.js'
+import { deleteCommand } from './commands/delete.js'
 import { inspectCommand } from './commands/inspect.js'
 import { sizeCommand } from './commands/size.js'
 import { CliError, codeOf, describeError, EXIT } from './errors.js'
@@ -15,8 +16,7 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
 export function createProgram(): Command {
   const program = new Command('bloomkit')
     .version(version)
-    .description('Size, build, inspect, check and copy bloomkit Bloom filters in snapshot files, LevelDB folders and Redis.')
-    .showHelpAfterError('(add --help for usage and examples)')
+    .description('Size, build, inspect, check, copy and delete bloomkit Bloom filters in snapshot files, LevelDB folders and Redis.')
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
@@ -31,7 +31,7 @@ Exit codes:
   0    done (check: every key present)
   1    check: at least one key absent
   2    error: bad arguments or input, target missing or not writable, store failed
-  130  interrupted; the target is left as it was
+  130  interrupted before the commit; the target is left as it was
 
 Examples:
   $ bloomkit size --capacity 100000000 --error-rate 0.01
@@ -40,14 +40,27 @@ Examples:
   $ bloomkit copy ids.blmk redis://localhost:6379 --to-name user-ids
   $ bloomkit check redis://localhost:6379 --name user-ids user:42`,
     )
-  for (const command of [sizeCommand, buildCommand, inspectCommand, checkCommand, copyCommand]) {
+  for (const command of [sizeCommand, buildCommand, inspectCommand, checkCommand, copyCommand, deleteCommand]) {
     program.addCommand(command)
-    command.showHelpAfterError('(add --help for usage and examples)').showSuggestionAfterError(true)
+    command.showSuggestionAfterError(true)
   }
-  program.exitOverride()
-  for (const command of program.commands) command.exitOverride()
+  // Commander's own errors are printed by `run`, in the one style of every error.
+  for (const command of [program, ...program.commands]) command.exitOverride().configureOutput({ outputError: () => {} })
   return program
 }
+
+/**
+ * A commander usage error as one line: its message without commander's "error: " and with its
+ * suggestion ("(Did you mean --out?)") on the same line, and where to read the usage.
+ */
+function usageLine(error: CommanderError, argv: readonly string[]): string {
+  const message = error.message.replace(/^error: /, '').replaceAll(/\s*\n\s*/g, ' ').replace(/\.$/, '')
+  const command = argv.slice(2).find((arg) => !arg.startsWith('-'))
+  const help = command !== undefined && COMMANDS.includes(command) ? `bloomkit ${command} --help` : 'bloomkit --help'
+  return `bloomkit: ${message}; see ${help} [CLI_USAGE]\n`
+}
+
+const COMMANDS = ['size', 'build', 'inspect', 'check', 'copy', 'delete']
 
 /** Runs the program on `argv` (as `process.argv`) and returns the exit code; errors are printed, never thrown. */
 export async function run(argv: readonly string[]): Promise<number> {
@@ -58,8 +71,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and --version "fail" with exit code 0; commander has printed the usage error already.
-      return error.exitCode === 0 ? EXIT.ok : EXIT.error
+      // Help and --version "fail" with exit code 0; `bloomkit` alone prints the help, an error.
+      if (error.exitCode === 0) return EXIT.ok
+      if (error.code !== 'commander.help') process.stderr.write(usageLine(error, argv))
+      return EXIT.error
     }
     if (interruptedBy() !== undefined || codeOf(error) === 'CLI_INTERRUPTED') {
       process.stderr.write(`bloomkit: interrupted by ${interruptedBy()}; the target is left as it was\n`)

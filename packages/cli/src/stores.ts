@@ -6,6 +6,7 @@ import { decodeSnapshot, KeyHasher, SnapshotReader } from '@bloomkit/core/store'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
+import { clearFileDebris, clearLevelDebris, tempFileOf } from './debris.js'
 import { CliError } from './errors.js'
 import { fillStats } from './filter-stats.js'
 import { checkInterrupted } from './signals.js'
@@ -44,6 +45,7 @@ export function requireName(name: string | undefined, flag = '--name'): string {
  */
 export async function openFilter(target: Target, options: StoreOptions): Promise<OpenedFilter> {
   if (target.kind === 'file') {
+    if (existsSync(target.path) && statSync(target.path).isDirectory()) throw folderNotFile(target.path)
     let bytes: Uint8Array
     try {
       bytes = await readFile(target.path)
@@ -92,6 +94,12 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
     await closeRedis(client)
     throw error
   }
+}
+
+/** A file target that is a folder: most likely a LevelDB folder named without `level:`. */
+export function folderNotFile(path: string): CliError {
+  const leveldb = existsSync(join(path, 'CURRENT'))
+  return new CliError('CLI_TARGET', `"${path}" is a folder, not a snapshot file${leveldb ? ' (a LevelDB folder)' : ''}; for a LevelDB folder write level:${path}`)
 }
 
 async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
@@ -144,8 +152,9 @@ export async function* verified(chunks: AsyncIterable<Uint8Array>): AsyncGenerat
  */
 export async function writeSnapshotFile(path: string, chunks: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
   if (!replace && existsSync(path)) throw new CliError('CLI_TARGET', `"${path}" exists; pass --replace to overwrite it`)
-  if (existsSync(path) && statSync(path).isDirectory()) throw new CliError('CLI_TARGET', `"${path}" is a folder, not a snapshot file`)
-  const temp = join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.tmp`)
+  if (existsSync(path) && statSync(path).isDirectory()) throw folderNotFile(path)
+  await clearFileDebris(path)
+  const temp = tempFileOf(path)
   let handle
   try {
     handle = await open(temp, 'wx')
@@ -182,6 +191,7 @@ function folderInUse(folder: string): boolean {
  * @throws CliError `CLI_TARGET` if the folder holds data and `replace` is false.
  */
 export async function writeLevel(folder: string, chunks: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
+  await clearLevelDebris(folder)
   const inUse = folderInUse(folder)
   if (inUse && !replace) throw new CliError('CLI_TARGET', `level:${folder} already holds data; pass --replace to replace the filter in it`)
   // Only replace what is a filter (and not open elsewhere): open fails otherwise.

@@ -1,3 +1,4 @@
+import type { Command } from 'commander'
 import { Cluster, Redis } from 'ioredis'
 import { CliError } from './errors.js'
 
@@ -28,6 +29,15 @@ export function parseTarget(text: string, what: string): Target {
   if (scheme !== null) {
     checkRedisUrl(text, what, scheme[2] !== undefined)
     return { kind: 'redis', cluster: scheme[2] !== undefined, url: text, text }
+  }
+  // `localhost:6379`, `10.0.0.1:7000/2`, `[::1]:6379`: an address without its scheme, which would
+  // otherwise become a file named so in the current folder.
+  if (/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}(\/\d*)?$/i.test(text)) {
+    throw new CliError(
+      'CLI_USAGE',
+      `${what} "${text}" looks like a host:port address; write redis://${text}, rediss://${text} (TLS) or redis+cluster://${text}, ` +
+        `or ./${text} for a snapshot file of that name`,
+    )
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
     throw new CliError(
@@ -150,4 +160,18 @@ export async function closeRedis(client: Redis | Cluster): Promise<void> {
     await Promise.race([client.quit().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000).unref())])
   }
   client.disconnect()
+}
+
+/**
+ * Refuses Redis-only flags the user gave for a target that is not Redis (`--name` or `--ttl` on a
+ * file would otherwise be ignored without a word). `flags` maps option keys to flag names.
+ * @throws CliError `CLI_USAGE` naming the flag and the target.
+ */
+export function refuseRedisFlags(command: Command, target: Target, flags: Record<string, string>, what: string): void {
+  if (target.kind === 'redis') return
+  for (const [key, flag] of Object.entries(flags)) {
+    if (command.getOptionValueSource(key) === 'cli') {
+      throw new CliError('CLI_USAGE', `${flag} applies to Redis targets only; ${what} "${target.text}" is a ${target.kind === 'file' ? 'snapshot file' : 'LevelDB folder'}`)
+    }
+  }
 }

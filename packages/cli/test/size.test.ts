@@ -28,8 +28,10 @@ describe('bloomkit size', () => {
   test.each([
     [['--capacity', '0', '--error-rate', '0.01'], /--capacity <keys>' argument '0' is invalid\. expected an integer from 1/],
     [['--capacity', '10', '--error-rate', '1.5'], /--error-rate <p>' argument '1\.5' is invalid\. expected a number greater than 0 and less than 1/],
-    [['--capacity', '10'], /required option '--error-rate <p>' not specified/],
-    [['--capacity', '10', '--error-rate', '0.1', '--bogus'], /unknown option '--bogus'/],
+    [['--capacity', '10'], /^bloomkit: size needs --error-rate <p> \[CLI_USAGE\]\n$/],
+    [['--capacity', '10', '--error-rate', '0.1', '--bogus'], /^bloomkit: unknown option '--bogus'; see bloomkit size --help \[CLI_USAGE\]\n$/],
+    // Mistyped, the flag is named as typed, not reported as missing.
+    [['--capcity', '10', '--error-rate', '0.1'], /^bloomkit: unknown option '--capcity' \(Did you mean --capacity\?\); see bloomkit size --help \[CLI_USAGE\]\n$/],
   ])('bad arguments %j name the flag and exit with 2', async (args, message) => {
     const result = await runCli(['size', ...args])
     expect(result.code).toBe(2)
@@ -38,7 +40,7 @@ describe('bloomkit size', () => {
   })
 
   test('every command has --help with examples', async () => {
-    for (const command of ['size', 'build', 'inspect', 'check', 'copy']) {
+    for (const command of ['size', 'build', 'inspect', 'check', 'copy', 'delete']) {
       const result = await runCli([command, '--help'])
       expect(result.code, command).toBe(0)
       expect(result.stdout, command).toContain('Examples:')

@@ -6,18 +6,19 @@ import { formatParameters, sameParameters } from '@bloomkit/core/store'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { Command, Option } from 'commander'
 import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
+import { clearDebris } from '../debris.js'
 import { CliError } from '../errors.js'
-import { byteCount, byteSize, integer, oneOf, probability } from '../flags.js'
+import { byteCount, byteSize, integer, probability } from '../flags.js'
 import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
 import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
 import { parametersFromFlags } from '../sizing.js'
 import { consuming, existingRedisFilter, requireName, storedFilter, writeLevel, writeRedis, writeSnapshotFile, type StoredFilter } from '../stores.js'
-import { closeRedis, connectRedis, parseTarget, redact, type Target } from '../targets.js'
+import { closeRedis, connectRedis, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
 import { checkWholeInput, thenCheck } from '../whole-input.js'
 
 interface BuildOptions {
-  out: string
+  out?: string
   name?: string
   capacity?: number
   errorRate?: number
@@ -54,7 +55,7 @@ export const buildCommand = new Command('build')
 Keys are hashed here and whole shards are written, as a snapshot import does, so loading into Redis runs at about the speed of writing a file. A filter larger than --memory is built in passes over groups of shards, re-reading the input file each pass. If anything fails, the target is left as it was. --replace swaps a new filter in atomically (on Redis through the rebuild, which keeps adds made by other clients meanwhile).`,
   )
   .argument('<input>', 'file of keys, or - for standard input')
-  .requiredOption('-o, --out <target>', 'where to build the filter: file.blmk, level:<folder>, redis://host:port[/db], redis+cluster://host:port')
+  .option('-o, --out <target>', '(required) where to build the filter: file.blmk, level:<folder>, redis://host:port[/db], redis+cluster://host:port')
   .option('--name <filter>', 'the filter\'s name (Redis targets)')
   .option('--capacity <keys>', 'keys the filter must hold (with --error-rate)', integer(1, Number.MAX_SAFE_INTEGER))
   .option('--error-rate <p>', 'false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
@@ -62,8 +63,8 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--hashes <k>', 'bit positions per key (with --bits)', integer(1, 64))
   .option('--shards <count>', 'shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
   .option('--seed <seed>', 'hash seed, an unsigned 32-bit integer (default: a random secret one; with --replace, the replaced filter\'s)', integer(0, 0xffffffff))
-  .addOption(new Option('--layout <layout>', 'bit layout (default: blocked where it costs ≤ 10 % more bits)').argParser(oneOf('blocked', 'classic')))
-  .addOption(new Option('--format <format>', 'how keys are laid out').argParser(oneOf('lines', 'csv', 'jsonl')).default('lines'))
+  .addOption(new Option('--layout <layout>', 'bit layout (default: blocked where it costs ≤ 10 % more bits)').choices(['blocked', 'classic']))
+  .addOption(new Option('--format <format>', 'how keys are laid out').choices(['lines', 'csv', 'jsonl']).default('lines'))
   .option('--column <column>', 'csv: column number (from 1) or header name; jsonl: field name (default: the line is a JSON string, or its "key" field)')
   .option('--header', 'csv: the first row is a header (implied by a --column name)')
   .option('--replace', 'replace an existing filter at the target (atomically)')
@@ -71,8 +72,16 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--min-keys <keys>', 'commit only if the input holds at least this many keys', integer(0, Number.MAX_SAFE_INTEGER))
   .option('--end-marker <line>', 'commit only if the input ends with this line (not a key), written by the producer once it succeeded')
   .option('--allow-shrink', 'with --replace: allow a filter built from under half the keys of the one it replaces')
-  .option('--max-key-length <bytes>', 'longest key (line) in bytes, as 100, 64K or 1M; a longer one is an error (default 1M)', byteCount(1, 2 ** 30), DEFAULT_MAX_KEY_BYTES)
-  .option('--memory <bytes>', `memory for bits at once, as 512M or 4G; larger filters take several passes (default ${formatBytes(DEFAULT_MEMORY)}, a quarter of RAM)`, byteSize, DEFAULT_MEMORY)
+  .addOption(
+    new Option('--max-key-length <bytes>', 'longest key (line) in bytes, as 100, 64K or 1M; a longer one is an error')
+      .argParser(byteCount(1, 2 ** 30))
+      .default(DEFAULT_MAX_KEY_BYTES, '1M'),
+  )
+  .addOption(
+    new Option('--memory <bytes>', 'memory for bits at once, as 512M or 4G; larger filters take several passes')
+      .argParser(byteSize)
+      .default(DEFAULT_MEMORY, `${formatBytes(DEFAULT_MEMORY)}, a quarter of RAM`),
+  )
   .option('--ttl <seconds>', 'Redis: expire the filter after this many seconds', integer(1, 2 ** 31 - 1))
   .option('--timeout <ms>', 'Redis: milliseconds per command and connection', integer(1, 2 ** 31 - 1), 5000)
   .option('--progress', 'show the progress bar even when standard error is not a terminal')
@@ -89,12 +98,14 @@ Examples:
   $ bloomkit build ids.txt --out redis://localhost:6379 --name ids --replace   # nightly rebuild, same parameters
   $ set -o pipefail; { psql -Atc 'select id from users' && echo '#END'; } | bloomkit build - --end-marker '#END' --out redis://localhost:6379 --name ids --replace`,
   )
-  .action(async (input: string, options: BuildOptions) => {
-    await build(input, options)
+  .action(async (input: string, options: BuildOptions, command: Command) => {
+    await build(input, options, command)
   })
 
-async function build(input: string, options: BuildOptions): Promise<void> {
+async function build(input: string, options: BuildOptions, command: Command): Promise<void> {
+  if (options.out === undefined) throw new CliError('CLI_USAGE', 'build needs -o, --out <target>: where to build the filter')
   const target = parseTarget(options.out, '--out')
+  refuseRedisFlags(command, target, { name: '--name', ttl: '--ttl', timeout: '--timeout' }, '--out')
   const name = target.kind === 'redis' ? requireName(options.name) : undefined
   const size = inputSize(input)
   const inputOptions: InputOptions = {
@@ -105,6 +116,8 @@ async function build(input: string, options: BuildOptions): Promise<void> {
     endMarker: options.endMarker,
     maxKeyBytes: options.maxKeyLength,
   }
+  // Before the old filter is read: a swap a kill cut short is put back first.
+  await clearDebris(target)
   const { parameters, replacedCount } = await chooseParameters(target, options)
   const groups = planShardGroups(parameters, options.memory)
   const started = performance.now()

@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { integer } from '../flags.js'
 import { openFilter, requireName, verified, writeLevel, writeRedis, writeSnapshotFile } from '../stores.js'
-import { parseTarget, redact } from '../targets.js'
+import { parseTarget, redact, refuseRedisFlags } from '../targets.js'
 
 interface CopyOptions {
   name?: string
@@ -34,9 +34,11 @@ Examples:
   $ bloomkit copy level:./data/emails emails.blmk --replace
   $ bloomkit copy redis://a:6379 redis://b:6379/2 --name ids --to-name ids-copy`,
   )
-  .action(async (sourceText: string, targetText: string, options: CopyOptions) => {
+  .action(async (sourceText: string, targetText: string, options: CopyOptions, command: Command) => {
     const source = parseTarget(sourceText, '<source>')
     const target = parseTarget(targetText, '<target>')
+    refuseRedisFlags(command, target, { toName: '--to-name', ttl: '--ttl' }, '<target>')
+    if (source.kind !== 'redis') refuseRedisFlags(command, target, { name: '--name', timeout: '--timeout' }, '<target>')
     const targetName = target.kind === 'redis' ? requireName(options.toName ?? options.name, '--to-name (or --name)') : undefined
     const opened = await openFilter(source, options)
     const replace = options.replace === true

@@ -4,7 +4,7 @@ import { integer } from '../flags.js'
 import { fillStats } from '../filter-stats.js'
 import { formatBytes } from '../progress.js'
 import { openFilter } from '../stores.js'
-import { parseTarget, redact } from '../targets.js'
+import { parseTarget, redact, refuseRedisFlags } from '../targets.js'
 
 export const inspectCommand = new Command('inspect')
   .summary('show a filter\'s parameters, fill, estimated count and current error rate')
@@ -22,8 +22,9 @@ Examples:
   $ bloomkit inspect redis://localhost:6379 --name user-ids
   $ bloomkit inspect redis+cluster://10.0.0.1:7000 --name ids --json | jq .errorRate`,
   )
-  .action(async (text: string, options: { name?: string; timeout: number; json?: boolean }) => {
+  .action(async (text: string, options: { name?: string; timeout: number; json?: boolean }, command: Command) => {
     const target = parseTarget(text, '<target>')
+    refuseRedisFlags(command, target, { name: '--name', timeout: '--timeout' }, '<target>')
     const opened = await openFilter(target, options)
     try {
       const { parameters } = opened.filter

@@ -1,5 +1,6 @@
 import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { Command } from 'commander'
+import { CliError } from '../errors.js'
 import { integer, probability } from '../flags.js'
 import { formatBytes } from '../progress.js'
 import { sizeRedisFilter } from '@bloomkit/redis-backend'
@@ -16,8 +17,9 @@ interface SizeRow {
 export const sizeCommand = new Command('size')
   .summary('how many bits, bytes, hashes and shards a filter needs')
   .description('Sizes a filter for --capacity keys at --error-rate, for both bit layouts, without creating anything.')
-  .requiredOption('--capacity <keys>', 'keys the filter must hold', integer(1, Number.MAX_SAFE_INTEGER))
-  .requiredOption('--error-rate <p>', 'false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
+  // Checked in the action, not by commander: a mistyped flag is then reported as typed, not as a missing one.
+  .option('--capacity <keys>', '(required) keys the filter must hold', integer(1, Number.MAX_SAFE_INTEGER))
+  .option('--error-rate <p>', '(required) false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
   .option('--shards <count>', 'split the bits into this many shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
   .option('--json', 'print JSON')
   .addHelpText(
@@ -28,7 +30,10 @@ Examples:
   $ bloomkit size --capacity 1e9 --error-rate 0.1% --json
   $ bloomkit size --capacity 5_000_000 --error-rate 0.001 --shards 16`,
   )
-  .action((options: { capacity: number; errorRate: number; shards?: number; json?: boolean }) => {
+  .action((flags: { capacity?: number; errorRate?: number; shards?: number; json?: boolean }) => {
+    if (flags.capacity === undefined) throw new CliError('CLI_USAGE', 'size needs --capacity <keys>')
+    if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', 'size needs --error-rate <p>')
+    const options = { ...flags, capacity: flags.capacity, errorRate: flags.errorRate }
     const rows: SizeRow[] = (['blocked', 'classic'] as const).map((layout) => {
       const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }
       const parameters = sizeFilter(sizing)

@@ -1,0 +1,198 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { BIN, runCli, tempFolder } from './support/run-cli.js'
+
+const folder = tempFolder()
+const at = (name: string) => join(folder.path, name)
+const sizing = ['--capacity', '1000', '--error-rate', '0.01']
+
+beforeAll(async () => {
+  writeFileSync(at('keys.txt'), 'a\nb\nc\n')
+  expect((await runCli(['build', at('keys.txt'), '--out', at('abc.blmk'), ...sizing])).code).toBe(0)
+})
+afterAll(() => folder.remove())
+
+/** Every error is one line on standard error, `bloomkit: … [CODE]`, and exit code 2. */
+function expectOneLineError(result: { code: number | null; stderr: string; stdout: string }, pattern: RegExp): void {
+  expect(result.stderr).toMatch(/^bloomkit: [^\n]+ \[[A-Z_]+\]\n$/)
+  expect(result.stderr).toMatch(pattern)
+  expect(result.stdout).toBe('')
+  expect(result.code).toBe(2)
+}
+
+describe('one error style', () => {
+  test('a mistyped --output is named as typed (not reported as a missing --out), with the suggestion on the same line', async () => {
+    const result = await runCli(['build', at('keys.txt'), '--output', at('x.blmk'), ...sizing])
+    expectOneLineError(result, /^bloomkit: unknown option '--output' \(Did you mean --out\?\); see bloomkit build --help \[CLI_USAGE\]/)
+    expectOneLineError(await runCli(['build', at('keys.txt'), ...sizing]), /build needs -o, --out <target>.*\[CLI_USAGE\]/)
+  })
+
+  test('commander\'s own errors (unknown command, missing argument, bad choice, bad number) are one coded line', async () => {
+    expectOneLineError(await runCli(['bild']), /^bloomkit: unknown command 'bild' \(Did you mean build\?\); see bloomkit --help \[CLI_USAGE\]/)
+    expectOneLineError(await runCli(['build']), /^bloomkit: missing required argument 'input'; see bloomkit build --help \[CLI_USAGE\]/)
+    expectOneLineError(await runCli(['build', at('keys.txt'), '--out', at('x.blmk'), '--format', 'xml']), /'--format <format>' argument 'xml' is invalid. Allowed choices are lines, csv, jsonl;/)
+    expectOneLineError(await runCli(['check', at('abc.blmk'), '--timeout', 'soon']), /'--timeout <ms>' argument 'soon' is invalid. expected an integer from 1/)
+  })
+
+  test('--help lists the choices of --format and --layout and shows each default once', async () => {
+    const help = await runCli(['build', '--help'])
+    expect(help.code).toBe(0)
+    const text = help.stdout.replaceAll(/\s+/g, ' ')
+    expect(text).toContain('--format <format> how keys are laid out (choices: "lines", "csv", "jsonl", default: "lines")')
+    expect(text).toContain('(choices: "blocked", "classic")')
+    expect(text.match(/a quarter of RAM/g)).toHaveLength(1)
+    expect(text.match(/default/g)!.length).toBeLessThan(12)
+    expect(text).toMatch(/--memory <bytes> .*\(default: [\d.]+ [KMGT]iB, a quarter of RAM\)/)
+  })
+})
+
+describe('targets say what they are', () => {
+  test('a host:port address is refused with the schemes listed, and no file is written', async () => {
+    const result = await runCli(['build', at('keys.txt'), '--out', 'localhost:7501', '--name', 'q', ...sizing], { cwd: folder.path })
+    expectOneLineError(result, /--out "localhost:7501" looks like a host:port address; write redis:\/\/localhost:7501, rediss:\/\/localhost:7501 \(TLS\) or redis\+cluster:\/\/localhost:7501, or \.\/localhost:7501 for a snapshot file/)
+    expect(existsSync(at('localhost:7501'))).toBe(false)
+    expectOneLineError(await runCli(['check', '10.0.0.1:6379/2', 'k']), /looks like a host:port address/)
+    expectOneLineError(await runCli(['inspect', '[::1]:6379']), /looks like a host:port address/)
+    // Written as a path, such a name is a file.
+    expect((await runCli(['build', at('keys.txt'), '--out', './localhost:7501', ...sizing], { cwd: folder.path })).code).toBe(0)
+    expect(existsSync(at('localhost:7501'))).toBe(true)
+  })
+
+  test('--name, --ttl, --timeout and --to-name on a file or LevelDB target are errors naming the flag', async () => {
+    expectOneLineError(await runCli(['build', at('keys.txt'), '--out', at('n.blmk'), '--name', 'q', ...sizing]), /^bloomkit: --name applies to Redis targets only; --out ".*n\.blmk" is a snapshot file \[CLI_USAGE\]/)
+    expectOneLineError(await runCli(['build', at('keys.txt'), '--out', `level:${at('n-db')}`, '--ttl', '60', ...sizing]), /--ttl applies to Redis targets only; --out "level:.*" is a LevelDB folder/)
+    expectOneLineError(await runCli(['check', at('abc.blmk'), '--timeout', '100', 'a']), /--timeout applies to Redis targets only/)
+    expectOneLineError(await runCli(['copy', at('abc.blmk'), at('copy.blmk'), '--to-name', 'x']), /--to-name applies to Redis targets only/)
+    expect(existsSync(at('n.blmk')) || existsSync(at('n-db')) || existsSync(at('copy.blmk'))).toBe(false)
+  })
+
+  test('a LevelDB folder given without level: gets the hint', async () => {
+    expect((await runCli(['build', at('keys.txt'), '--out', `level:${at('db')}`, ...sizing])).code).toBe(0)
+    expectOneLineError(await runCli(['check', at('db'), 'a']), /"[^"]*db" is a folder, not a snapshot file \(a LevelDB folder\); for a LevelDB folder write level:.*db \[CLI_TARGET\]/)
+    expectOneLineError(await runCli(['build', at('keys.txt'), '--out', at('db'), '--replace', ...sizing]), /is a folder, not a snapshot file \(a LevelDB folder\); for a LevelDB folder write level:/)
+    expect((await runCli(['check', `level:${at('db')}`, 'a'])).code).toBe(0)
+  })
+})
+
+describe('bloomkit check', () => {
+  test('--keys-file reads keys from a file; keys as arguments and --keys-file together are refused', async () => {
+    writeFileSync(at('suspects.txt'), 'a\nz\n')
+    const result = await runCli(['check', at('abc.blmk'), '--keys-file', at('suspects.txt')])
+    expect(result.stdout).toBe('a\tpresent\nz\tabsent\n')
+    expect(result.code).toBe(1)
+    expectOneLineError(await runCli(['check', at('abc.blmk'), '--keys-file', at('suspects.txt'), 'a']), /give keys as arguments or with --keys-file, not both/)
+    expectOneLineError(await runCli(['check', at('abc.blmk'), '--keys-file', at('missing.txt')]), /input ".*missing\.txt" cannot be read.*\[CLI_INPUT\]/)
+  })
+
+  test('on a terminal with no keys, check says it reads standard input, then answers the keys typed', async () => {
+    // script(1) gives check a pseudo-terminal; what we write is "typed", and Ctrl-D (\x04) ends it.
+    const child = spawn('script', ['-qec', `${process.execPath} ${BIN} check ${at('abc.blmk')}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let output = ''
+    const done = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8')
+        if (output.includes('end with Ctrl-D')) resolve()
+      })
+    })
+    child.stdin.write('a\nz\n\x04')
+    await done
+    expect(output).toContain('bloomkit check: reading keys from standard input, one per line; end with Ctrl-D (or give keys as arguments, or --keys-file <path>)')
+    expect(output).toMatch(/a\tpresent\r?\n/)
+    expect(output).toMatch(/z\tabsent\r?\n/)
+  })
+})
+
+describe('bloomkit delete', () => {
+  test('deletes a file and a LevelDB folder with --yes; without a terminal and without --yes it refuses and deletes nothing', async () => {
+    expect((await runCli(['build', at('keys.txt'), '--out', at('gone.blmk'), ...sizing])).code).toBe(0)
+    expectOneLineError(await runCli(['delete', at('gone.blmk')]), /^bloomkit: delete .*gone\.blmk: pass --yes to delete without a terminal to ask on \[CLI_USAGE\]/)
+    expect(existsSync(at('gone.blmk'))).toBe(true)
+    const deleted = await runCli(['delete', at('gone.blmk'), '--yes'])
+    expect(deleted.stderr).toBe(`deleted ${at('gone.blmk')}\n`)
+    expect(deleted.code).toBe(0)
+    expect(existsSync(at('gone.blmk'))).toBe(false)
+    expect((await runCli(['build', at('keys.txt'), '--out', `level:${at('gone-db')}`, ...sizing])).code).toBe(0)
+    expect((await runCli(['delete', `level:${at('gone-db')}`, '-y'])).code).toBe(0)
+    expect(existsSync(at('gone-db'))).toBe(false)
+    const nothing = await runCli(['delete', at('gone.blmk'), '--yes'])
+    expect(nothing.stderr).toMatch(/^nothing to delete at /)
+    expect(nothing.code).toBe(0)
+  })
+
+  test('a folder that is not a LevelDB folder is not deleted', async () => {
+    mkdirSync(at('precious'))
+    writeFileSync(at('precious/notes.txt'), 'keep me')
+    expectOneLineError(await runCli(['delete', `level:${at('precious')}`, '--yes']), /level:.*precious is not a LevelDB folder; not deleting it \[CLI_TARGET\]/)
+    expect(readdirSync(at('precious'))).toEqual(['notes.txt'])
+  })
+
+  test('on a terminal it asks, and only "y" deletes', async () => {
+    expect((await runCli(['build', at('keys.txt'), '--out', at('ask.blmk'), ...sizing])).code).toBe(0)
+    const answer = (typed: string) => spawnSync('script', ['-qec', `${process.execPath} ${BIN} delete ${at('ask.blmk')}`, '/dev/null'], { input: typed, encoding: 'utf8' })
+    const no = answer('n\n')
+    expect(no.stdout).toContain(`delete ${at('ask.blmk')}? [y/N]`)
+    expect(no.stdout).toContain('not deleted: the answer was not yes [CLI_USAGE]')
+    expect(existsSync(at('ask.blmk'))).toBe(true)
+    const yes = answer('y\n')
+    expect(yes.stdout).toContain(`deleted ${at('ask.blmk')}`)
+    expect(existsSync(at('ask.blmk'))).toBe(false)
+  })
+})
+
+describe('debris of killed runs', () => {
+  /** The id of a process that has ended (a killed build's, as far as a later run can tell). */
+  const deadPid = () => spawnSync(process.execPath, ["-e", ""]).pid!
+
+  test('a killed write\'s temporary file beside a snapshot file is cleared by the next build, and by delete; a running writer\'s is left alone', async () => {
+    const dead = at(`.debris.blmk.${deadPid()}.tmp`)
+    const running = at(`.debris.blmk.${process.pid}.tmp`)
+    writeFileSync(dead, 'half a snapshot')
+    writeFileSync(running, 'another build, still running')
+    expect((await runCli(['build', at('keys.txt'), '--out', at('debris.blmk'), ...sizing])).code).toBe(0)
+    expect(existsSync(dead)).toBe(false)
+    expect(existsSync(running)).toBe(true)
+    writeFileSync(dead, 'half a snapshot')
+    expect((await runCli(['delete', at('debris.blmk'), '--yes'])).code).toBe(0)
+    expect(readdirSync(folder.path).filter((name) => name.includes('debris'))).toEqual([`.debris.blmk.${process.pid}.tmp`])
+  })
+
+  test('SIGKILL mid-build leaves the target as it was and a temporary file, which the next build clears', async () => {
+    const out = at('killed.blmk')
+    expect((await runCli(['build', at('keys.txt'), '--out', out, ...sizing])).code).toBe(0)
+    const before = readFileSync(out)
+    const keys = Buffer.from(Array.from({ length: 200_000 }, (_, i) => `k:${i}`).join('\n'))
+    let pid = 0
+    const killed = await runCli(['build', '-', '--out', out, '--replace', '--allow-shrink'], {
+      onStart: (child) => {
+        pid = child.pid!
+        // Written through a pipe, the callback comes once bloomkit has read most of it: it is mid-build.
+        child.stdin!.write(keys, () => setTimeout(() => child.kill('SIGKILL'), 100))
+      },
+    })
+    expect(killed.code).toBe(null)
+    expect(readFileSync(out).equals(before)).toBe(true)
+    expect(existsSync(at(`.killed.blmk.${pid}.tmp`))).toBe(true)
+    expect((await runCli(['build', at('keys.txt'), '--out', out, '--replace'])).code).toBe(0)
+    expect(readdirSync(folder.path).filter((name) => name.includes('killed'))).toEqual(['killed.blmk'])
+  })
+
+  test('beside a LevelDB folder: a half-imported .new-PID folder is removed, a .old-PID folder is put back when the swap was cut short', async () => {
+    expect((await runCli(['build', at('keys.txt'), '--out', `level:${at('swap-db')}`, ...sizing])).code).toBe(0)
+    const half = at(`swap-db.new-${deadPid()}`)
+    mkdirSync(half)
+    writeFileSync(join(half, 'CURRENT'), 'MANIFEST-000001\n')
+    // Killed between its two renames: the old folder moved aside, the new one not yet in place.
+    const { renameSync } = await import('node:fs')
+    renameSync(at('swap-db'), at(`swap-db.old-${deadPid()}`))
+    const check = await runCli(['check', `level:${at('swap-db')}`, 'a'])
+    expect(check.code).toBe(2)
+    writeFileSync(at('more.txt'), 'a\nb\nc\nd\n')
+    const rebuilt = await runCli(['build', at('more.txt'), '--out', `level:${at('swap-db')}`, '--replace'])
+    expect(rebuilt.stderr).toMatch(/built .*4 keys/)
+    expect(readdirSync(folder.path).filter((name) => name.startsWith('swap-db'))).toEqual(['swap-db'])
+    expect((await runCli(['check', `level:${at('swap-db')}`, 'a', 'd'])).stdout).toBe('a\tpresent\nd\tpresent\n')
+  })
+})
