@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs'
 import { open, readFile, rename, rm, unlink } from 'node:fs/promises'
-import { basename, dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { BloomError, BloomFilter, type FilterParameters } from '@bloomkit/core'
 import { decodeSnapshot, KeyHasher, SnapshotReader } from '@bloomkit/core/store'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
