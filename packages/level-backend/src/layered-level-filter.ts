@@ -258,8 +258,16 @@ export class LayeredLevelFilter {
       const { found, pairs } = await this.test(batch)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
+      let previous: Layer | undefined
       while (pending.length > 0) {
         const layer = await this.writable()
+        if (previous !== undefined && previous !== layer) {
+          // Keys are judged one at a time (docs/SPEC.md section 8): those left over when a layer
+          // filled are checked again against it, since keys before them in the batch went into it.
+          pending = await stillNew(previous.store, previous.parameters, pairs, pending)
+          if (pending.length === 0) break
+        }
+        previous = layer
         const taking = this.policy.growth === 0 ? pending : pending.slice(0, Math.max(1, layer.capacity - layer.count))
         pending = pending.slice(taking.length)
         const positions = layerBatch(layer.parameters, pairs, taking)
@@ -440,4 +448,11 @@ async function readManifest(db: Database, where: string): Promise<Manifest | und
 
 function writeManifest(db: Database, manifest: Manifest): Promise<void> {
   return db.put(MANIFEST_KEY, encoder.encode(JSON.stringify(manifest)), { sync: true })
+}
+
+/** The keys of `pending` (indexes into the batch's hash pairs) that `store`'s layer does not hold. */
+async function stillNew(store: LevelBitStore, parameters: FilterParameters, pairs: Uint32Array, pending: number[]): Promise<number[]> {
+  const out = new Uint8Array(pending.length)
+  await store.testBits(layerBatch(parameters, pairs, pending), out)
+  return pending.filter((_, slot) => out[slot] === 0)
 }

@@ -339,8 +339,17 @@ export class RedisLayeredFilter {
       const { found, pairs } = await this.test(batch)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
+      let previous: Layer | undefined
       while (pending.length > 0) {
         const layer = await this.writable()
+        if (previous !== undefined && previous.entry.id !== layer.entry.id) {
+          // Keys are judged one at a time (docs/SPEC.md section 8, 9.8 step 6): those left over
+          // when a layer filled are checked again against it, since keys before them in the batch
+          // went into it. Counts then do not depend on how keys are batched.
+          pending = await this.stillNew(previous, pending, pairs)
+          if (pending.length === 0) break
+        }
+        previous = layer
         const key = `count:${layer.entry.id}`
         let taking = pending
         if (this.policy.growth !== 0) {
@@ -367,6 +376,13 @@ export class RedisLayeredFilter {
       results.push(...answers)
     }
     return results
+  }
+
+  /** The keys of `pending` (indexes into the batch) that `layer` does not hold. */
+  private async stillNew(layer: Layer, pending: number[], pairs: Uint32Array): Promise<number[]> {
+    const out = new Uint8Array(pending.length)
+    await layer.filter.bitStore.testBits(layerBatch(layer.parameters, pairs, pending), out)
+    return pending.filter((_, slot) => out[slot] === 0)
   }
 
   /** Sets the bits of keys `taking` (indexes into the batch) in `layer`; records their answers; returns how many were new. */

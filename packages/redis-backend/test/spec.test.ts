@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend'
 import { layerPolicyOf, windowOf } from '@bloomkit/core/store'
 import { KeyNames, slotOf } from '../src/key-names.js'
 import { markerBytes } from '../src/generations.js'
@@ -195,4 +196,32 @@ describe('docs/SPEC.md 9.2: the default shard cap', () => {
     expect(DEFAULT_SHARD_BITS).toBe(33_554_304)
     expect(text).toContain('**33,554,304 bits**')
   })
+})
+
+describe('docs/SPEC.md section 8 and 9.8: counts judged one key at a time', () => {
+  // Repeated keys, and a high error rate so that keys often find their bits set by keys before
+  // them: every way of batching them must give the counts (and bits) of adding them one by one.
+  const sequence = Array.from({ length: 1500 }, (_, i) => `c:${(i * 7919) % 1200}`)
+  const options = { capacity: 50, errorRate: 0.2, growth: 2, seed: 42, layout: 'blocked' as const }
+
+  test.each([1, 7, 256, 4096, sequence.length])('batches of %i keys give the memory filter’s counts and snapshot', async (size) => {
+    const memory = await LayeredMemoryFilter.create(options)
+    const expected = memory.addMany(sequence)
+    const filter = await RedisLayeredFilter.create(redis, uniqueName('spec-counts'), options)
+    const answers: boolean[] = []
+    for (let at = 0; at < sequence.length; at += size) answers.push(...(await filter.addMany(sequence.slice(at, at + size))))
+    expect(answers).toEqual(expected)
+    expect((await filter.layers()).map((layer) => layer.count)).toEqual(memory.layers().map((layer) => layer.count))
+    expect(memory.layers().length).toBeGreaterThan(3)
+    expect(Buffer.from(await filter.export())).toEqual(Buffer.from(memory.export()))
+    await filter.destroy()
+  })
+})
+
+test('the golden layered snapshots of the memory, LevelDB and Redis backends are the same bytes', () => {
+  const golden = (file: string) => readFileSync(new URL(`../../../test-support/fixtures/golden/${file}.bin`, import.meta.url))
+  for (const name of ['scalable-blocked', 'scalable-classic', 'rotating-growing']) {
+    expect(golden(`redis-${name}`).equals(golden(`memory-${name}`))).toBe(true)
+    expect(golden(`level-${name}`).equals(golden(`memory-${name}`))).toBe(true)
+  }
 })
