@@ -64,13 +64,17 @@ export class ShardGenerations {
   /** The meta's checked fields as this instance knows them. */
   private readonly metaValues: string[]
 
-  constructor(client: RedisClient, names: KeyNames, parameters: FilterParameters, epoch: number, timeout: number) {
+  /**
+   * @param counterBits 4 for a counting filter, whose shard strings hold a 4-bit counter per
+   *   position (docs/SPEC.md, section 9.11), 0 for a plain one.
+   */
+  constructor(client: RedisClient, names: KeyNames, parameters: FilterParameters, epoch: number, timeout: number, counterBits = 0) {
     this.client = client
     this.names = names
     this.parameters = parameters
     this.epoch = epoch
     this.timeout = timeout
-    this.shardBytes = shardBytesOf(parameters)
+    this.shardBytes = shardBytesOf(parameters) * Math.max(1, counterBits)
     this.marker = epoch * 2
     this.markerPlain = markerBytes(this.marker)
     this.markerFlagged = markerBytes(this.marker + 1)

@@ -17,14 +17,14 @@ interface Claim {
 }
 
 /** Creates the meta for an import (state 'importing'), or locks an existing filter with the same parameters. */
-async function claim(client: RedisClient, name: string, parameters: FilterParameters, timeout: number): Promise<Claim> {
-  const checked = checkRedisParameters(parameters)
+async function claim(client: RedisClient, name: string, parameters: FilterParameters, timeout: number, counterBits: number): Promise<Claim> {
+  const checked = checkRedisParameters(parameters, counterBits)
   const names = new KeyNames(name, checked.shards)
   const token = randomToken()
-  const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout)
-  const stored = await createMeta(fresh, 'importing', token, `import "${name}"`, 'snapshot')
+  const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits)
+  const stored = await createMeta(fresh, 'importing', token, `import "${name}"`, 'the snapshot is', true, counterBits !== 0)
   if (stored === undefined) return { shards: fresh, created: true, token }
-  const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout)
+  const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout, counterBits)
   const result = String(await shards.call(client.eval(LOCK_META, 1, names.meta, String(stored.epoch), 'replacing', token, '0'), `import "${name}"`))
   if (result !== 'ok') throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); try again later`)
   return { shards, created: false, token }
@@ -35,16 +35,17 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
  * snapshot has passed its length and CRC-32 checks; undoes everything on failure. Returns the
  * filter's shards. See `RedisBloomFilter.import`.
  */
-export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisNewFilterOptions): Promise<ShardGenerations> {
+export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisNewFilterOptions, counting = false): Promise<ShardGenerations> {
   const ttlMs = ttlMsOf(options)
   const timeout = options.timeout ?? 5000
-  const reader = new SnapshotReader()
+  const reader = new SnapshotReader(counting ? 'counting' : 'plain')
+  const counterBits = counting ? 4 : 0
   let claimed: Claim | undefined
   const started = new Set<number>()
   try {
     for await (const chunk of snapshotChunks(snapshot)) {
       for (const piece of reader.push(chunk)) {
-        claimed ??= await claim(client, name, reader.parameters!, timeout)
+        claimed ??= await claim(client, name, reader.parameters!, timeout, counterBits)
         if (!started.has(piece.shard)) {
           // Allocated first, so that the writes land in place: growing by SETRANGE would leave
           // Redis's greedy growth (up to 1 MiB) unused at the end of every shard.
@@ -53,7 +54,7 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
         }
         await claimed.shards.writeNext(piece.shard, piece.offset, piece.bytes)
       }
-      if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, timeout)
+      if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, timeout, counterBits)
     }
     reader.finish()
     const { shards, created, token } = claimed!

@@ -1,4 +1,5 @@
 export { RedisBloomFilter } from './redis-bloom-filter.js'
+export { RedisCountingFilter } from './redis-counting-filter.js'
 export { RedisLayeredFilter, type RedisLayeredOptions } from './layered-redis-filter.js'
 export {
   DEFAULT_SHARD_BITS,

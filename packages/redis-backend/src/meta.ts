@@ -23,6 +23,8 @@ export interface FilterMeta {
   /** 1 at create, + 1 per rebuild or import that replaced the bits. */
   readonly generation: number
   readonly state: FilterState
+  /** Whether it is a counting filter (meta field `kind` = `counting`, docs/SPEC.md section 9.11). */
+  readonly counting?: boolean
 }
 
 /** The meta fields that fix where and how keys are stored; `check` covers them, and every batch compares them. */
@@ -97,7 +99,8 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   const states: FilterState[] = ['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready']
   const state = fields.state as FilterState
   if (!states.includes(state)) throw corrupt(`has an unknown state ${JSON.stringify(fields.state)}`)
-  return { parameters, epoch, generation: Number(fields.generation) || 1, state }
+  const meta = { parameters, epoch, generation: Number(fields.generation) || 1, state }
+  return fields.kind === 'counting' ? { ...meta, counting: true } : meta
 }
 
 /** A random epoch in [1, 2^31 − 1]. */
@@ -143,11 +146,19 @@ export async function readSettledMeta(client: RedisClient, name: string, timeout
  * its stored parameters must equal these, the seed aside when `seeded` is false (else
  * `BLOOM_INCOMPATIBLE`), and its meta is returned.
  */
-export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, theirs = 'requested', seeded = true): Promise<FilterMeta | undefined> {
+export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, theirs = 'requested', seeded = true, counting = false): Promise<FilterMeta | undefined> {
   const { client, names, parameters, epoch } = shards
-  const created = (await shards.call(client.eval(CREATE_META, 1, names.meta, ...encodeMeta(parameters, epoch, state, token)) as Promise<unknown[]>, what)) as unknown[]
+  const fields = encodeMeta(parameters, epoch, state, token)
+  if (counting) fields.push('kind', 'counting')
+  const created = (await shards.call(client.eval(CREATE_META, 1, names.meta, ...fields) as Promise<unknown[]>, what)) as unknown[]
   if (Number(created[0]) === 1) return undefined
   const stored = decodeMeta(names.name, metaFields(created.slice(1)))
+  if ((stored.counting === true) !== counting) {
+    throw new BloomError(
+      'BLOOM_INCOMPATIBLE',
+      `filter "${names.name}" exists as a ${stored.counting === true ? 'counting' : 'plain'} filter; ${theirs} a ${counting ? 'counting' : 'plain'} one`,
+    )
+  }
   // A creator that left the seed to chance (`seeded` false) takes the stored filter's seed.
   if (!adoptsStored(parameters, stored.parameters, seeded)) {
     throw new BloomError(

@@ -192,10 +192,11 @@ export function ttlMsOf(options: RedisNewFilterOptions): number {
 }
 
 /** Core's parameter checks, plus the shard size a Redis string can hold. */
-export function checkRedisParameters(parameters: FilterParametersInput): FilterParameters {
+export function checkRedisParameters(parameters: FilterParametersInput, counterBits = 0): FilterParameters {
   const checked = checkParameters(parameters)
-  if (shardBitsOf(checked) > MAX_REDIS_SHARD_BITS) {
-    throw invalidParameter('shards', `enough to keep each shard at most 2^32 − 32 bits (${MAX_REDIS_SHARD_BITS}) on Redis`, checked.shards)
+  const width = Math.max(1, counterBits)
+  if (shardBitsOf(checked) * width > MAX_REDIS_SHARD_BITS) {
+    throw invalidParameter('shards', `enough to keep each shard at most 2^32 − 32 bits (${MAX_REDIS_SHARD_BITS}) of ${width === 1 ? 'bits' : 'counters'} on Redis`, checked.shards)
   }
   return checked
 }
@@ -206,12 +207,14 @@ export function checkRedisParameters(parameters: FilterParametersInput): FilterP
  * most {@link DEFAULT_SHARD_BITS}.
  * @throws BloomError `BLOOM_INVALID_PARAMETER` as core's `sizeFilter`.
  */
-export function sizeRedisFilter(options: SizingOptions): FilterParameters {
+export function sizeRedisFilter(options: SizingOptions, counterBits = 0): FilterParameters {
   if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
   if (options.shards !== undefined) return sizeFilter(options)
+  // A counting filter's shard strings hold 4 bits per position: as many more shards, so each stays under the limit.
+  const limit = DEFAULT_SHARD_BITS / Math.max(1, counterBits)
   // Classic sharding grows each shard a little (to keep the error rate), so count again until they fit.
-  let shards = Math.max(1, Math.ceil(sizeFilter(options).bits / DEFAULT_SHARD_BITS))
+  let shards = Math.max(1, Math.ceil(sizeFilter(options).bits / limit))
   let parameters = sizeFilter({ ...options, shards })
-  while (shardBitsOf(parameters) > DEFAULT_SHARD_BITS) parameters = sizeFilter({ ...options, shards: ++shards })
+  while (shardBitsOf(parameters) > limit) parameters = sizeFilter({ ...options, shards: ++shards })
   return parameters
 }

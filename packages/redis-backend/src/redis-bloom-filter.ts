@@ -19,6 +19,7 @@ import {
 } from './options.js'
 import { rebuild } from './rebuild.js'
 import { RedisBitStore } from './redis-bit-store.js'
+import { RedisCountingFilter } from './redis-counting-filter.js'
 
 /**
  * A Bloom filter stored in Redis (standalone or Cluster, Redis ≥ 6.2, no modules) under a name,
@@ -61,9 +62,24 @@ export class RedisBloomFilter extends BloomFilter<false> {
    *   `BLOOM_INCOMPATIBLE` if `name` holds a filter with other parameters, `BLOOM_LOCKED` if
    *   another process is still creating it after `lockWait`, `BLOOM_STORE_UNAVAILABLE`.
    */
+  static create(redis: RedisClient, name: string, options: RedisCreateOptions & { readonly counting: true }): Promise<RedisCountingFilter>
   static create(redis: RedisClient, name: string, options: RedisLayeredOptions): Promise<RedisLayeredFilter>
   static create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisBloomFilter>
-  static async create(redis: RedisClient, name: string, options: RedisCreateOptions | RedisLayeredOptions): Promise<RedisBloomFilter | RedisLayeredFilter> {
+  static async create(
+    redis: RedisClient,
+    name: string,
+    options: RedisCreateOptions | RedisLayeredOptions | (RedisCreateOptions & { readonly counting: true }),
+  ): Promise<RedisBloomFilter | RedisLayeredFilter | RedisCountingFilter> {
+    // With `counting: true`, a counting filter (redis-counting-filter.ts); not layered.
+    if ((options as { counting?: unknown } | undefined)?.counting === true) {
+      if (isLayeredOptions(options)) {
+        throw new BloomError(
+          'BLOOM_INVALID_PARAMETER',
+          'counting: a counting filter cannot also grow or rotate (growth, window): removing a key would have to find the layer that counted it, and a key added again lands in another',
+        )
+      }
+      return RedisCountingFilter.create(redis, name, options as RedisCreateOptions)
+    }
     // With `growth` or `window`, a layered filter (layered-redis-filter.ts).
     if (isLayeredOptions(options)) return RedisLayeredFilter.create(redis, name, options)
     // Without a seed, a random one (keyed hashing); a filter already under the name is opened with its own.
@@ -118,6 +134,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkOptions(options)
     const timeout = options.timeout ?? 5000
     const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
+    if (meta.counting === true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a counting filter: open it with RedisCountingFilter.open`)
     const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
     await shards.verifyShardsAgree(`open "${name}"`)
     return RedisBloomFilter.over(shards, options)

@@ -1,0 +1,147 @@
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import type { BitStoreCapabilities, CounterStore, PositionBatch } from '@bloomkit/core/store'
+import { ADD_COUNTERS, COUNT_COUNTERS, COUNTER_BATCH } from './counter-scripts.js'
+import { dataLost } from './errors.js'
+import type { ShardGenerations } from './generations.js'
+import { IO_CHUNK_BYTES } from './generations.js'
+import { READ_SHARD, WRITE_SHARD } from './scripts.js'
+
+/** Counter bytes one merge or count script reads at once: small, since the script blocks its node meanwhile. */
+const SCRIPT_CHUNK_BYTES = 64 * 1024
+
+/**
+ * A counting filter's counters in Redis (docs/SPEC.md, section 9.11): each shard key holds
+ * `shardBits / 2` bytes of 4-bit counters (`BITFIELD … u4 #p` order), then the 4-byte marker. Every
+ * batch is one Lua script per shard key, which checks the marker and changes every key's counters
+ * in one atomic step on the node that holds the key: atomic per key against any number of writers,
+ * standalone or Cluster.
+ */
+export class RedisCounterStore implements CounterStore<false> {
+  readonly capabilities: BitStoreCapabilities & { readonly sync: false } = { sync: false, persistent: true, shared: true }
+  readonly parameters: FilterParameters
+  readonly counterBits = 4
+  private readonly shards: ShardGenerations
+  private closed = false
+
+  /** @param shards The filter's shard keys, made with `counterBits` 4. */
+  constructor(shards: ShardGenerations) {
+    this.shards = shards
+    this.parameters = shards.parameters
+  }
+
+  setBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
+    return this.run('a', batch, out)
+  }
+
+  testBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
+    return this.run('t', batch, out)
+  }
+
+  removeBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
+    return this.run('r', batch, out)
+  }
+
+  async countBits(): Promise<number[]> {
+    return (await this.count()).map(([nonZero]) => nonZero)
+  }
+
+  async countSaturated(): Promise<number> {
+    return (await this.count()).reduce((sum, [, saturated]) => sum + saturated, 0)
+  }
+
+  async readShard(shard: number, offset: number, length: number): Promise<Uint8Array> {
+    this.checkOpen()
+    await this.shards.verifyMeta('readShard')
+    const out = new Uint8Array(length)
+    for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
+      const end = Math.min(length, at + IO_CHUNK_BYTES)
+      const bytes = (await this.script(READ_SHARD, shard, [this.shards.markerPlain, offset + at, offset + end - 1], 'readShard', true)) as Buffer
+      if (bytes.length !== end - at) throw dataLost(`readShard ${this.shards.names.shard(shard)}`)
+      out.set(bytes, at)
+    }
+    return out
+  }
+
+  async writeShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
+    this.checkOpen()
+    for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
+      const piece = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES))
+      await this.script(WRITE_SHARD, shard, [this.shards.markerPlain, offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'writeShard')
+    }
+  }
+
+  /** Adds counters (capped at 15), in steps of 64 KiB, each atomic on its node. */
+  async orShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
+    this.checkOpen()
+    await this.shards.verifyMeta('merge')
+    for (let at = 0; at < bytes.length; at += SCRIPT_CHUNK_BYTES) {
+      const piece = bytes.subarray(at, Math.min(bytes.length, at + SCRIPT_CHUNK_BYTES))
+      await this.script(ADD_COUNTERS, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'merge')
+    }
+  }
+
+  async clear(): Promise<void> {
+    this.checkOpen()
+    await this.shards.forEachShard(async (shard) => {
+      await this.shards.allocateNext(shard)
+      await this.shards.sealNext(shard)
+      await this.shards.swapNext(shard, 0)
+    })
+  }
+
+  async close(): Promise<void> {
+    // The client is the user's: closing a filter leaves the connection to its owner.
+    this.closed = true
+  }
+
+  /** [non-zero, saturated] per shard. */
+  private async count(): Promise<Array<[number, number]>> {
+    this.checkOpen()
+    await this.shards.verifyMeta('count counters')
+    const counts: Array<[number, number]> = Array.from({ length: this.parameters.shards }, () => [0, 0])
+    await this.shards.forEachShard(async (shard) => {
+      for (let at = 0; at < this.shards.shardBytes; at += SCRIPT_CHUNK_BYTES) {
+        const end = Math.min(this.shards.shardBytes, at + SCRIPT_CHUNK_BYTES)
+        const [nonZero, saturated] = (await this.script(COUNT_COUNTERS, shard, [at, end - 1], 'count counters')) as [number, number]
+        counts[shard][0] += Number(nonZero)
+        counts[shard][1] += Number(saturated)
+      }
+    })
+    return counts
+  }
+
+  private async run(op: 'a' | 'r' | 't', batch: PositionBatch, out: Uint8Array): Promise<void> {
+    this.checkOpen()
+    const k = batch.hashes
+    const what = op === 'a' ? 'add' : op === 'r' ? 'remove' : 'check'
+    // The meta is checked with the batch, so a filter destroyed and re-created under the name is
+    // never read as this one (its shards carry another epoch's marker as well).
+    const meta = this.shards.verifyMeta(what)
+    const groups = batch.groupByShard()
+    await Promise.all([
+      meta,
+      ...groups.map(async ({ shard, keys }) => {
+        const packed = Buffer.allocUnsafe(keys.length * k * 4)
+        for (let i = 0; i < keys.length; i++) {
+          for (let j = 0; j < k; j++) packed.writeUInt32LE(batch.positions[keys[i] * k + j], (i * k + j) * 4)
+        }
+        const reply = (await this.script(COUNTER_BATCH, shard, [op, k, packed], what, true)) as Buffer
+        if (reply.length !== keys.length) throw new BloomError('BLOOM_STORE_UNAVAILABLE', `${what}: Redis answered ${reply.length} results for ${keys.length} keys`)
+        for (let i = 0; i < keys.length; i++) out[keys[i]] = reply[i] === 0x31 ? 1 : 0
+      }),
+    ])
+  }
+
+  /** A script on shard `shard`'s live key with the marker's offset and value first. */
+  private script(body: string, shard: number, args: Array<number | string | Buffer>, what: string, buffer = false): Promise<unknown> {
+    const { client, shardBytes, markerPlain } = this.shards
+    const key = this.shards.names.shard(shard)
+    const all = [shardBytes, markerPlain, ...args]
+    const promise = buffer ? client.callBuffer('eval', body, 1, key, ...all) : client.eval(body, 1, key, ...all)
+    return this.shards.call(promise as Promise<unknown>, `${what} on ${key}`)
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new BloomError('BLOOM_CLOSED', 'the store is closed')
+  }
+}

@@ -1,0 +1,144 @@
+import { BloomError, CountingBloomFilter, type FilterParametersInput } from '@bloomkit/core'
+import { createKeyHasher, randomSeed, type KeyHasher } from '@bloomkit/core/store'
+import { ShardGenerations } from './generations.js'
+import { importSnapshot, type SnapshotSource } from './import.js'
+import { checkName, KeyNames } from './key-names.js'
+import { createMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta } from './meta.js'
+import {
+  checkClient,
+  checkOptions,
+  checkRedisParameters,
+  sizeRedisFilter,
+  ttlMsOf,
+  type RedisClient,
+  type RedisCreateOptions,
+  type RedisFilterOptions,
+  type RedisNewFilterOptions,
+} from './options.js'
+import { RedisCounterStore } from './redis-counter-store.js'
+
+/** Bits per counter in Redis: `BITFIELD … u4`. */
+const COUNTER_BITS = 4
+
+/**
+ * A counting Bloom filter in Redis (standalone or Cluster, no modules): `remove`/`removeMany`
+ * beside `add`/`has`/`addMany`/`hasMany`, shared by every process that opens the name. A 4-bit
+ * counter per position, so each shard string is 4× a plain filter's; each batch is one Lua script
+ * per shard key, atomic on its node, so concurrent writers never half-apply a key.
+ *
+ * `remove` is for keys you added: removing a key that reads absent changes nothing and resolves
+ * to false, but removing a never-added key that reads present (a false positive) decrements
+ * counters of keys that were added. A counter that reaches 15 stays at 15.
+ *
+ * @example
+ * const sessions = await RedisBloomFilter.create(redis, 'sessions', { capacity: 100_000, errorRate: 0.01, counting: true })
+ * await sessions.add('s:1')
+ * await sessions.remove('s:1') // true
+ */
+export class RedisCountingFilter extends CountingBloomFilter<false> {
+  /** The filter's name: its keys are `<name>:meta` and `<name>:<shard>:{<tag>}`. */
+  readonly name: string
+  private readonly shards: ShardGenerations
+
+  private constructor(shards: ShardGenerations, hasher: KeyHasher) {
+    super(new RedisCounterStore(shards), hasher)
+    this.shards = shards
+    this.name = shards.names.name
+  }
+
+  private static async over(shards: ShardGenerations): Promise<RedisCountingFilter> {
+    return new RedisCountingFilter(shards, await createKeyHasher(shards.parameters.seed))
+  }
+
+  /**
+   * Creates the counting filter `name` sized for `capacity` keys at `errorRate` (the plain
+   * filter's sizing and layout; without `shards`, as many as keep each shard string at most
+   * 4 MiB), or opens it if a counting filter with these parameters exists. Also reached by
+   * `RedisBloomFilter.create(redis, name, { …, counting: true })`.
+   * @throws BloomError `BLOOM_INVALID_PARAMETER`, `BLOOM_INCOMPATIBLE` (the name holds a plain
+   *   filter, or other parameters), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
+   */
+  static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisCountingFilter> {
+    const parameters = sizeRedisFilter(options, COUNTER_BITS)
+    const seeded = options.seed !== undefined
+    return RedisCountingFilter.createWith(redis, name, seeded ? parameters : { ...parameters, seed: randomSeed() }, options, seeded)
+  }
+
+  /** Like {@link create}, with explicit parameters. */
+  static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
+    return RedisCountingFilter.createWith(redis, name, parameters, options, true)
+  }
+
+  private static async createWith(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions, seeded: boolean): Promise<RedisCountingFilter> {
+    const client = checkClient(redis)
+    checkName(name)
+    const checked = checkRedisParameters(parameters, COUNTER_BITS)
+    checkOptions(options)
+    const ttlMs = ttlMsOf(options)
+    const token = randomToken()
+    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), options.timeout ?? 5000, COUNTER_BITS)
+    const what = `create "${name}"`
+    if ((await createMeta(shards, 'creating', token, what, 'requested', seeded, true)) !== undefined) return RedisCountingFilter.open(client, name, options)
+    try {
+      await shards.forEachShard(async (shard) => {
+        await shards.allocateNext(shard)
+        await shards.sealNext(shard)
+        await shards.swapNext(shard, ttlMs)
+      })
+      if (ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), what)
+      await unlockMeta(shards, token, false, what)
+    } catch (error) {
+      await shards.abandon(token, true)
+      throw error
+    }
+    return RedisCountingFilter.over(shards)
+  }
+
+  /**
+   * Opens the existing counting filter `name`.
+   * @throws BloomError `BLOOM_INCOMPATIBLE` if it is a plain filter (open that with
+   *   `RedisBloomFilter.open`), and as `RedisBloomFilter.open`.
+   */
+  static async open(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<RedisCountingFilter> {
+    const client = checkClient(redis)
+    checkName(name)
+    checkOptions(options)
+    const timeout = options.timeout ?? 5000
+    const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
+    if (meta.counting !== true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a plain filter, not a counting one: open it with RedisBloomFilter.open`)
+    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout, COUNTER_BITS)
+    await shards.verifyShardsAgree(`open "${name}"`)
+    return RedisCountingFilter.over(shards)
+  }
+
+  /**
+   * Loads a counting snapshot (format version 3, from `export()` of any backend's counting filter)
+   * into `name`, checked whole before the shards are swapped in (as `RedisBloomFilter.import`).
+   * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a plain snapshot, and as `RedisBloomFilter.import`.
+   */
+  static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
+    const client = checkClient(redis)
+    checkName(name)
+    checkOptions(options)
+    return RedisCountingFilter.over(await importSnapshot(client, name, snapshot, options, true))
+  }
+
+  /** The Redis keys that hold the filter: its meta hash, then each shard's key. */
+  get keys(): string[] {
+    const { names, parameters } = this.shards
+    return [names.meta, ...Array.from({ length: parameters.shards }, (_, shard) => names.shard(shard))]
+  }
+
+  /** Deletes the filter from Redis (meta first, then every shard) and closes this instance. */
+  async destroy(): Promise<void> {
+    this.checkOpen()
+    await this.shards.deleteAll()
+    await this.close()
+  }
+
+  /** The meta hash as stored now. */
+  async info(): Promise<Awaited<ReturnType<typeof readMeta>>> {
+    this.checkOpen()
+    return readMeta(this.shards.client, this.name, this.shards.timeout)
+  }
+}

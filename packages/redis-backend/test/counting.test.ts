@@ -1,0 +1,114 @@
+import { afterAll, describe, expect, test } from 'vitest'
+import { RedisBloomFilter, RedisCountingFilter, type RedisClient } from '@bloomkit/redis-backend'
+import { CountingMemoryFilter } from '@bloomkit/memory-backend/counting'
+import { countingFilterSuite } from '../../../test-support/counting-suite.js'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+
+const standalone = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([standalone.quit(), cluster.quit()])
+})
+
+for (const [topology, client] of [['standalone', standalone], ['Cluster', cluster]] as [string, RedisClient][]) {
+  countingFilterSuite({
+    name: `Redis (${topology})`,
+    create: (parameters) => RedisCountingFilter.fromParameters(client, uniqueName('counting'), parameters),
+    createPlain: (parameters) => RedisBloomFilter.fromParameters(client, uniqueName('plain'), parameters),
+    importCounting: (snapshot) => RedisCountingFilter.import(client, uniqueName('counting-import'), snapshot),
+    runs: 25,
+    fpr: topology === 'standalone' ? { capacity: 20_000, probes: 200_000 } : undefined,
+  })
+
+  describe(`RedisCountingFilter (${topology})`, () => {
+    test('4 clients adding and removing concurrently: no key that is still added ever reads absent', async () => {
+      const name = uniqueName('counting-concurrent')
+      // Small: 4 800 positions for 400 keys, so the writers' keys share counters all the time.
+      const first = await RedisCountingFilter.fromParameters(client, name, { bits: 4800, hashes: 5, shards: 3, seed: 8, layout: 'classic' })
+      const clients = Array.from({ length: 4 }, () => (topology === 'standalone' ? standaloneClient() : clusterClient()))
+      try {
+        const filters = await Promise.all(clients.map((c) => RedisCountingFilter.open(c, name)))
+        // Writer w owns keys w:0 … w:99: it keeps w:0 … w:49 added throughout, and adds and
+        // removes w:50 … w:99 over and over; after every step the kept keys of all writers must read present.
+        const kept = filters.map((_, w) => Array.from({ length: 50 }, (_, i) => `${w}:${i}`))
+        await Promise.all(filters.map((filter, w) => filter.addMany(kept[w])))
+        const allKept = kept.flat()
+        await Promise.all(
+          filters.map(async (filter, w) => {
+            const churn = Array.from({ length: 50 }, (_, i) => `${w}:${50 + i}`)
+            for (let round = 0; round < 15; round++) {
+              await filter.addMany(churn)
+              await Promise.all(churn.slice(0, 10).map((key) => filter.add(key)))
+              expect(await filter.hasMany(allKept)).toEqual(allKept.map(() => true))
+              expect(await filter.removeMany(churn)).toEqual(churn.map(() => true))
+              await Promise.all(churn.slice(0, 10).map(async (key) => expect(await filter.remove(key)).toBe(true)))
+              expect(await filter.hasMany(allKept)).toEqual(allKept.map(() => true))
+            }
+          }),
+        )
+        // Every churned key was removed as often as added: the counters are the kept keys' alone.
+        const only = await CountingMemoryFilter.fromParameters(first.parameters)
+        only.addMany(allKept)
+        expect(Buffer.from(await first.export())).toEqual(Buffer.from(only.export()))
+      } finally {
+        await first.destroy()
+        await Promise.all(clients.map((c) => c.quit()))
+      }
+    }, 120_000)
+
+    test('create(…, { counting: true }) makes one; open and import of each kind refuse the other kind with a coded error', async () => {
+      const name = uniqueName('counting-kinds')
+      const filter = await RedisBloomFilter.create(client, name, { capacity: 1000, errorRate: 0.01, counting: true })
+      try {
+        expect(filter).toBeInstanceOf(RedisCountingFilter)
+        expect(await filter.add('a')).toBe(true)
+        expect(await filter.remove('a')).toBe(true)
+        await expect(RedisBloomFilter.open(client, name)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter/ })
+        await expect(RedisBloomFilter.create(client, name, { capacity: 1000, errorRate: 0.01, seed: filter.parameters.seed })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE' })
+        // The same call again opens it (every instance of a service may call create at start-up).
+        const again = await RedisBloomFilter.create(client, name, { capacity: 1000, errorRate: 0.01, counting: true })
+        expect(again.parameters).toEqual(filter.parameters)
+        const plainName = uniqueName('plain-kinds')
+        const plain = await RedisBloomFilter.create(client, plainName, { capacity: 1000, errorRate: 0.01 })
+        await expect(RedisCountingFilter.open(client, plainName)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
+        await expect(RedisCountingFilter.import(client, plainName, await filter.export())).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE' })
+        await expect(RedisBloomFilter.import(client, uniqueName('x'), await filter.export())).rejects.toMatchObject({ code: 'BLOOM_UNSUPPORTED_VERSION' })
+        await plain.destroy()
+        await expect(RedisBloomFilter.create(client, uniqueName('y'), { capacity: 1000, errorRate: 0.01, counting: true, growth: 2 } as never)).rejects.toMatchObject({
+          code: 'BLOOM_INVALID_PARAMETER',
+          message: /counting.*growth/,
+        })
+      } finally {
+        await filter.destroy()
+      }
+    })
+
+    test('a counting snapshot moves byte for byte between memory and Redis, and each shard string is 4 bits a position plus the marker', async () => {
+      const memory = await CountingMemoryFilter.create({ capacity: 5000, errorRate: 0.01, seed: 3, shards: 2 })
+      for (let i = 0; i < 5000; i++) memory.add(`m:${i % 4000}`)
+      const snapshot = memory.export()
+      const redis = await RedisCountingFilter.import(client, uniqueName('counting-move'), snapshot)
+      try {
+        expect(Buffer.from(await redis.export())).toEqual(Buffer.from(snapshot))
+        expect(await redis.removeMany(['m:1', 'm:2'])).toEqual([true, true])
+        memory.removeMany(['m:1', 'm:2'])
+        expect(Buffer.from(await redis.export())).toEqual(Buffer.from(memory.export()))
+        const [, shard0] = redis.keys
+        expect(Number(await client.strlen(shard0))).toBe(redis.parameters.bits / redis.parameters.shards / 2 + 4)
+      } finally {
+        await redis.destroy()
+      }
+    })
+
+    test('a lost shard is BLOOM_DATA_LOST for add, has and remove, never "absent"', async () => {
+      const filter = await RedisCountingFilter.fromParameters(client, uniqueName('counting-lost'), { bits: 1024, hashes: 3, shards: 1, seed: 2, layout: 'blocked' })
+      try {
+        await filter.add('k')
+        await client.del(filter.keys[1])
+        for (const call of [() => filter.has('k'), () => filter.remove('k'), () => filter.add('k')]) await expect(call()).rejects.toMatchObject({ code: 'BLOOM_DATA_LOST' })
+      } finally {
+        await filter.destroy()
+      }
+    })
+  })
+}
