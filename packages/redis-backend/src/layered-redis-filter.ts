@@ -80,6 +80,10 @@ return {version, layers, id}
 export function parseEntries(text: string): LayerEntry[] {
   if (text === '') return []
   return text.split(',').map((entry) => {
+    // A list no writer could have made would send checks to the wrong layers, or none.
+    if (!/^\d{1,15}\/\d{1,15}\/\d{1,15}\/\d{1,16}$/.test(entry)) {
+      throw new BloomError('BLOOM_CORRUPT_STORE', `a layered filter's meta lists a layer ${JSON.stringify(entry)}, not id/window/index/capacity (docs/SPEC.md 9.8)`)
+    }
     const [id, window, index, capacity] = entry.split('/').map(Number)
     return { id, window, index, capacity }
   })
@@ -607,7 +611,12 @@ export class RedisLayeredFilter {
       })
     } else {
       const ttl = this.policy.kind === 'rotating' ? this.layerTtlSeconds(entry) : await this.metaTtlSeconds()
-      filter = await RedisBloomFilter.fromParameters(this.client, name, this.parametersOf(entry), { ...this.options, ttl })
+      filter = await RedisBloomFilter.fromParameters(this.client, name, this.parametersOf(entry), { ...this.options, ttl }).catch((error: unknown) => {
+        // Another writer created it first, sized its own way (docs/SPEC.md 9.8, step 4): its
+        // parameters are those its meta holds.
+        if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') return RedisBloomFilter.open(this.client, name, this.options)
+        throw error
+      })
       await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')
     }
     const parameters = filter.parameters

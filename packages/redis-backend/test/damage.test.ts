@@ -228,6 +228,17 @@ describe('docs/SPEC.md 9.9: a layered filter', () => {
     await filter.destroy()
   })
 
+  test('a layers entry that is not id/window/index/capacity: BLOOM_CORRUPT_STORE', async () => {
+    const { name, filter, reader } = await layered('bad-list')
+    const layers = String(await redis.hget(`${name}:meta`, 'layers'))
+    await redis.hset(`${name}:meta`, 'layers', `${layers},9/x/0/10`, 'version', '100')
+    expect(await codeOf(RedisLayeredFilter.open(redis, name))).toBe('BLOOM_CORRUPT_STORE')
+    expect(await codeOf(filter.hasMany(members))).toBe('BLOOM_CORRUPT_STORE')
+    expect(await codeOf(spec.hasLayered(redis, reader, members))).toBe('BLOOM_CORRUPT_STORE')
+    await redis.hset(`${name}:meta`, 'layers', layers)
+    await filter.destroy()
+  })
+
   test('a layer listed as ready whose filter is gone: BLOOM_DATA_LOST on open and on a call', async () => {
     const { name, filter, reader } = await layered('layer-gone')
     expect((await filter.layers()).length).toBeGreaterThan(1)

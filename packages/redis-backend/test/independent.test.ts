@@ -102,6 +102,31 @@ describe('a layered filter shared with a reader and writer written from the spec
     await library.destroy()
   })
 
+  test('a layer the spec’s writer listed and created, sized its own way, but never marked ready: the library opens it as it is', async () => {
+    const name = uniqueName('independent-unready')
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 100, errorRate: 0.01, growth: 2, seed: 8 })
+    await library.addMany(keys('first', 100))
+    const other = await spec.openLayered(redis, name)
+    const version = String(await redis.hget(`${name}:meta`, 'version'))
+    const id = await spec.growLayer(redis, other, version, { window: 0, index: 1, capacity: 200 }, Date.now(), false)
+    expect(id).toBe(2)
+    expect(await redis.hget(`${name}:meta`, 'ready:2')).toBeNull()
+    // A library process opening now finds the layer listed but not ready, and its filter already there.
+    const reopened = await RedisLayeredFilter.open(redis, name)
+    await reopened.addMany(keys('second', 150))
+    const layers = await reopened.layers()
+    expect(layers.map((layer) => [layer.capacity, layer.count])).toEqual([
+      [100, 100],
+      [200, 150],
+    ])
+    // Its parameters are the spec writer's, not those the library would have sized.
+    const { bits, hashes, shards, seed } = (await spec.openFixed(redis, `${name}:L2`)).p
+    expect(layers[1].parameters).toMatchObject({ bits, hashes, shards, seed })
+    expect(await redis.hget(`${name}:meta`, 'ready:2')).toBe('1')
+    expect((await spec.hasLayered(redis, other, [...keys('first', 100), ...keys('second', 150)])).every(Boolean)).toBe(true)
+    await library.destroy()
+  })
+
   test('rotating: both place keys in the window of their clock and check the last keep windows', async () => {
     const name = uniqueName('independent-rotating')
     let now = 3_600_000

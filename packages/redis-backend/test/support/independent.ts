@@ -334,6 +334,7 @@ export interface Entry {
 export function parseLayers(text: string): Entry[] {
   if (text === '') return []
   return text.split(',').map((entry) => {
+    if (!/^\d+\/\d+\/\d+\/\d+$/.test(entry)) throw new SpecError('BLOOM_CORRUPT_STORE', `layers entry ${entry}`)
     const [id, window, index, capacity] = entry.split('/').map(Number)
     return { id, window, index, capacity }
   })
@@ -448,6 +449,23 @@ function sizeLayer(l: Layered, index: number, capacity: number): Parameters {
   return { bits: shardBits * shards, hashes, shards, seed: l.seed, scheme }
 }
 
+/**
+ * Lists a new layer by the compare-and-set script and creates its filter (9.8, steps 3–4); with
+ * `markReady` false, stops before `ready:<id>`, as a writer that died there would. Returns the
+ * new id, or undefined when the list had moved.
+ */
+export async function growLayer(redis: Redis, l: Layered, version: string, entry: Omit<Entry, 'id'>, now: number, markReady = true): Promise<number | undefined> {
+  const meta = `${l.name}:meta`
+  const minWindow = l.policy === 'rotating' ? entry.window - l.keep + 1 : 0
+  const metaTtl = l.policy === 'rotating' ? (l.keep + 1) * l.seconds * 1000 + 60_000 : 0
+  const [, , id] = (await redis.eval(GROW, 1, meta, version, `${entry.window}/${entry.index}/${entry.capacity}`, minWindow, metaTtl)) as [string, string, string]
+  if (id === '') return undefined
+  const ttlMs = l.policy === 'rotating' ? Math.max(1, Math.ceil(((entry.window + l.keep) * l.seconds * 1000 + 60_000 - now) / 1000)) * 1000 : 0
+  await createFixed(redis, `${l.name}:L${id}`, sizeLayer(l, entry.index, entry.capacity), ttlMs)
+  if (markReady) await redis.hset(meta, `ready:${id}`, '1')
+  return Number(id)
+}
+
 /** Adds keys as 9.8 says: checked first, then into the writable layer with reservations, one key at a time in effect. */
 export async function addLayered(redis: Redis, l: Layered, keys: string[], now = Date.now()): Promise<boolean[]> {
   const meta = `${l.name}:meta`
@@ -466,14 +484,7 @@ export async function addLayered(redis: Redis, l: Layered, keys: string[], now =
       const same = newest !== undefined && newest.window === window
       const index = same ? newest.index + 1 : 0
       const capacity = l.growth === 0 ? l.capacity : Math.max(l.capacity * l.growth ** index, same ? newest.capacity * l.growth : 0)
-      const minWindow = l.policy === 'rotating' ? window - l.keep + 1 : 0
-      const metaTtl = l.policy === 'rotating' ? (l.keep + 1) * l.seconds * 1000 + 60_000 : 0
-      const [, , id] = (await redis.eval(GROW, 1, meta, version, `${window}/${index}/${capacity}`, minWindow, metaTtl)) as [string, string, string]
-      if (id !== '') {
-        const ttlMs = l.policy === 'rotating' ? Math.max(1, Math.ceil(((window + l.keep) * l.seconds * 1000 + 60_000 - now) / 1000)) * 1000 : 0
-        await createFixed(redis, `${l.name}:L${id}`, sizeLayer(l, index, capacity), ttlMs)
-        await redis.hset(meta, `ready:${id}`, '1')
-      }
+      await growLayer(redis, l, version, { window, index, capacity }, now)
       continue
     }
     let layer = await openLayer(redis, l, newest)
