@@ -57,19 +57,25 @@ export function userKeys(from: number, to: number): string[] {
   return keys
 }
 
+/** A xorshift32 stream from `seed`, as unsigned 32-bit integers: the same sequence every run. */
+export function xorshift32(seed: number): () => number {
+  let state = seed >>> 0 || 1
+  return () => {
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    return state >>> 0
+  }
+}
+
 /**
  * `count` keys `user:<i>`, i drawn uniformly from [from, to) by a xorshift32 seeded with `seed`: the
  * order of real traffic. Each string is made in that order, so memory order is access order too.
  */
 export function randomUserKeys(from: number, to: number, count: number, seed: number): string[] {
-  let state = seed >>> 0 || 1
+  const next = xorshift32(seed)
   const keys: string[] = []
-  for (let i = 0; i < count; i++) {
-    state ^= state << 13
-    state ^= state >>> 17
-    state ^= state << 5
-    keys.push(`user:${from + Math.floor(((state >>> 0) / 4294967296) * (to - from))}`)
-  }
+  for (let i = 0; i < count; i++) keys.push(`user:${from + Math.floor((next() / 4294967296) * (to - from))}`)
   return keys
 }
 

@@ -1,6 +1,6 @@
 import type { XXHashAPI } from 'xxhash-wasm'
 import { BloomError } from './errors.js'
-import { xxh32PairAscii, xxh32PairBytes } from './xxhash32.js'
+import { encodeUtf8, LITTLE_ENDIAN, xxh32PairAscii, xxh32PairBytes, xxh32PairWords } from './xxhash32.js'
 
 /** What a filter accepts as a key: a string (hashed as its UTF-8 bytes) or raw bytes. */
 export type BloomKey = string | Uint8Array
@@ -17,6 +17,14 @@ export const WASM_MIN_STRING_LENGTH = 96
 
 /** The same crossover for Uint8Array keys, which reach WebAssembly without encoding (wasm wins from 32 bytes). */
 export const WASM_MIN_BYTE_LENGTH = 32
+
+/**
+ * String keys at least this long are encoded by TextEncoder.encodeInto into a reused buffer and
+ * hashed a word at a time: past it the native encoder plus one load per word beat a char-code read
+ * per byte (the "hashing" suite; not in Cloudflare Workers, whose encodeInto is slow, see
+ * {@link encodeIntoFast}).
+ */
+export const ENCODE_MIN_STRING_LENGTH = 32
 
 let wasm: Promise<XXHashAPI | undefined> | undefined
 
@@ -55,8 +63,22 @@ export function loadWasmHasher(): Promise<XXHashAPI | undefined> {
 }
 
 /**
+ * Whether TextEncoder.encodeInto is cheap enough for long string keys: everywhere but Cloudflare
+ * Workers (workerd), where it made long keys ~2.5× slower than the char-code pass (issue 16).
+ */
+export function encodeIntoFast(): boolean {
+  return (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent !== 'Cloudflare-Workers'
+}
+
+/**
  * Hashes keys to the two 32-bit values that place them in a filter: XXH32 of the key's bytes
  * with two seeds. Results land in `pair` (read them as `a` and `b`), so hashing allocates nothing.
+ *
+ * Which pass serves a key depends only on its type and length (all give the same hashes): a string
+ * shorter than {@link ENCODE_MIN_STRING_LENGTH} is read char code by char code (an ASCII key needs no
+ * encoding; another is encoded inline, by {@link encodeUtf8}); a longer one goes through
+ * TextEncoder.encodeInto and a word-at-a-time pass, or through xxhash-wasm from
+ * {@link WASM_MIN_STRING_LENGTH} where WebAssembly is on.
  */
 export class KeyHasher {
   /** The last key's XXH32 with seedA ([0]) and seedB ([1]), as signed 32-bit integers: the hot paths read these. */
@@ -67,13 +89,17 @@ export class KeyHasher {
   readonly usesWasm: boolean
   private readonly wasm: XXHashAPI | undefined
   /**
-   * Strings shorter than this take the pure-JS pass: WASM_MIN_STRING_LENGTH, or without WebAssembly
-   * 2^30 − 1, longer than any string V8 makes (and a small integer, where Infinity would be a boxed
-   * double that every hash unboxes; longer strings still reach the pure-JS pass through hashOther).
+   * Strings shorter than this take the char-code pass first. A small integer even where nothing else
+   * serves long strings (2^30 − 1, longer than any string V8 makes), where Infinity would be a boxed
+   * double that every hash unboxes.
    */
-  private readonly wasmMinStringLength: number
+  private readonly charPassMaxLength: number
+  /** Whether long strings go through TextEncoder.encodeInto (see {@link encodeIntoFast}). */
+  private readonly encodeLong: boolean
   private readonly encoder = new TextEncoder()
-  private scratch = new Uint8Array(256)
+  /** Reused for encoded strings and copied byte keys; `words` views the same memory. */
+  private bytes = new Uint8Array(256)
+  private words = new Int32Array(this.bytes.buffer)
 
   /** Prefer {@link createKeyHasher}, which loads xxhash-wasm first. */
   constructor(seed: number, wasmApi?: XXHashAPI) {
@@ -81,7 +107,8 @@ export class KeyHasher {
     this.seedB = (seed ^ LANE_B_SEED_XOR) >>> 0
     this.wasm = wasmApi
     this.usesWasm = wasmApi !== undefined
-    this.wasmMinStringLength = wasmApi === undefined ? 0x3fffffff : WASM_MIN_STRING_LENGTH
+    this.encodeLong = encodeIntoFast()
+    this.charPassMaxLength = this.encodeLong ? ENCODE_MIN_STRING_LENGTH : wasmApi === undefined ? 0x3fffffff : WASM_MIN_STRING_LENGTH
   }
 
   /** The last key's XXH32 with seedA, unsigned. */
@@ -97,36 +124,47 @@ export class KeyHasher {
   /** Sets `pair` (so `a` and `b`) for `key`. Throws `BLOOM_INVALID_KEY` for anything but a string or Uint8Array. */
   hash(key: BloomKey): void {
     // The common case first, in a method small enough for V8 to inline into every add and has.
-    if (typeof key === 'string' && key.length < this.wasmMinStringLength && xxh32PairAscii(key, this.seedA, this.seedB, this.pair)) return
+    if (typeof key === 'string' && key.length < this.charPassMaxLength && xxh32PairAscii(key, this.seedA, this.seedB, this.pair)) return
     this.hashOther(key)
   }
 
   private hashOther(key: BloomKey): void {
     if (typeof key === 'string') {
-      if (key.length < WASM_MIN_STRING_LENGTH || this.wasm === undefined) {
-        if (!xxh32PairAscii(key, this.seedA, this.seedB, this.pair)) this.hashEncoded(key)
-      } else {
+      const length = key.length
+      if (length >= WASM_MIN_STRING_LENGTH && this.wasm !== undefined) {
         this.pair[0] = this.wasm.h32(key, this.seedA)
         this.pair[1] = this.wasm.h32(key, this.seedB)
+      } else if (length >= this.charPassMaxLength && this.encodeLong) {
+        this.reserve(length * 3)
+        this.hashScratch(this.encoder.encodeInto(key, this.bytes).written)
+      } else {
+        // Not ASCII: UTF-8 needs at most 3 bytes per UTF-16 code unit.
+        this.reserve(length * 3)
+        this.hashScratch(encodeUtf8(key, this.bytes))
       }
     } else if (key instanceof Uint8Array) {
-      if (key.length < WASM_MIN_BYTE_LENGTH || this.wasm === undefined) {
-        xxh32PairBytes(key, key.length, this.seedA, this.seedB, this.pair)
-      } else {
+      if (key.length >= WASM_MIN_BYTE_LENGTH && this.wasm !== undefined) {
         this.pair[0] = this.wasm.h32Raw(key, this.seedA)
         this.pair[1] = this.wasm.h32Raw(key, this.seedB)
+      } else {
+        xxh32PairBytes(key, key.length, this.seedA, this.seedB, this.pair)
       }
     } else {
       throw invalidKeyError(key)
     }
   }
 
-  /** A short string with non-ASCII characters: encode it into the reused buffer, then hash the bytes. */
-  private hashEncoded(key: string): void {
-    // UTF-8 needs at most 3 bytes per UTF-16 code unit.
-    if (this.scratch.length < key.length * 3) this.scratch = new Uint8Array(key.length * 3)
-    const { written } = this.encoder.encodeInto(key, this.scratch)
-    xxh32PairBytes(this.scratch, written, this.seedA, this.seedB, this.pair)
+  /** Grows the scratch buffer to at least `length` bytes (rarely: it keeps the largest size seen). */
+  private reserve(length: number): void {
+    if (this.bytes.length >= length) return
+    this.bytes = new Uint8Array(Math.max(length, this.bytes.length * 2) + 3)
+    this.words = new Int32Array(this.bytes.buffer, 0, this.bytes.length >>> 2)
+  }
+
+  /** Hashes the scratch buffer's first `length` bytes, a word at a time where the platform reads words as XXH32 does. */
+  private hashScratch(length: number): void {
+    if (LITTLE_ENDIAN) xxh32PairWords(this.bytes, this.words, length, this.seedA, this.seedB, this.pair)
+    else xxh32PairBytes(this.bytes, length, this.seedA, this.seedB, this.pair)
   }
 }
 

@@ -158,6 +158,9 @@ test("'@bloomkit/core/spec' holds the hashing and position primitives of docs/SP
     | 'shardOf'
     | 'xxh32PairAscii'
     | 'xxh32PairBytes'
+    | 'xxh32PairWords'
+    | 'encodeUtf8'
+    | 'ENCODE_MIN_STRING_LENGTH'
   >()
 })
 

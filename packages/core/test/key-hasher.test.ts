@@ -3,7 +3,17 @@ import { describe, expect } from 'vitest'
 import xxhash from 'xxhash-wasm'
 import { BloomError } from '@bloomkit/core'
 import { KeyHasher } from '@bloomkit/core/store'
-import { LANE_B_SEED_XOR, loadWasmHasher, wasmHashingSafe, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
+import {
+  encodeUtf8,
+  ENCODE_MIN_STRING_LENGTH,
+  LANE_B_SEED_XOR,
+  loadWasmHasher,
+  wasmHashingSafe,
+  WASM_MIN_BYTE_LENGTH,
+  WASM_MIN_STRING_LENGTH,
+  xxh32PairBytes,
+  xxh32PairWords,
+} from '@bloomkit/core/spec'
 
 const wasm = await xxhash()
 const pureJs = (seed: number) => new KeyHasher(seed)
@@ -20,6 +30,9 @@ const strings = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }), // any UTF-16 unit, lone surrogates included
   fc.string({ minLength: WASM_MIN_STRING_LENGTH - 2, maxLength: WASM_MIN_STRING_LENGTH + 300 }),
+  // Around the switch from the char-code pass to TextEncoder + words, ASCII and not.
+  fc.string({ minLength: ENCODE_MIN_STRING_LENGTH - 3, maxLength: ENCODE_MIN_STRING_LENGTH + 40 }),
+  fc.string({ unit: 'binary', minLength: ENCODE_MIN_STRING_LENGTH - 3, maxLength: ENCODE_MIN_STRING_LENGTH + 40 }),
 )
 const byteKeys = fc.oneof(fc.uint8Array({ maxLength: 40 }), fc.uint8Array({ minLength: WASM_MIN_BYTE_LENGTH - 2, maxLength: 400 }))
 
@@ -43,6 +56,31 @@ describe('KeyHasher', () => {
     const hasher = pureJs(seed)
     hasher.hash(key)
     expect([hasher.a, hasher.b]).toEqual(reference(key, seed))
+  })
+
+  test.prop([fc.string({ unit: 'binary', maxLength: 200 })], { numRuns: 2000 })('encodeUtf8 writes the bytes TextEncoder writes (lone surrogates as U+FFFD)', (text) => {
+    const bytes = new Uint8Array(text.length * 3)
+    const length = encodeUtf8(text, bytes)
+    expect(bytes.subarray(0, length)).toEqual(new TextEncoder().encode(text))
+  })
+
+  test.prop([fc.uint8Array({ maxLength: 200 }), seeds], { numRuns: 1000 })('the word pass equals the byte pass', (key, seed) => {
+    const buffer = new Uint8Array(key.length + 3)
+    buffer.set(key)
+    const words = new Int32Array(buffer.buffer, 0, buffer.length >>> 2)
+    const [viaWords, viaBytes] = [new Int32Array(2), new Int32Array(2)]
+    xxh32PairWords(buffer, words, key.length, seed, seed ^ LANE_B_SEED_XOR, viaWords)
+    xxh32PairBytes(key, key.length, seed, seed ^ LANE_B_SEED_XOR, viaBytes)
+    expect(viaWords).toEqual(viaBytes)
+  })
+
+  test('one hasher gives each key its own hash whatever it hashed before (its scratch buffer grows and is reused)', () => {
+    const hasher = pureJs(3)
+    const keys = ['x'.repeat(2000), 'é'.repeat(40), 'a'.repeat(ENCODE_MIN_STRING_LENGTH), '\ud800'.repeat(300), 'short', 'ü'.repeat(3)]
+    for (const key of [...keys, ...keys.reverse()]) {
+      hasher.hash(key)
+      expect([hasher.a, hasher.b]).toEqual(reference(key, 3))
+    }
   })
 
   // KeyHasher's own xxhash-wasm branch runs where wasmHashingSafe() (Chromium: memory-browser tests).
