@@ -1,6 +1,7 @@
 import { sizeFilter } from '@bloomkit/core'
 import { layerCapacity, layerParameters, layerPolicyOf } from '@bloomkit/core/store'
-import { MemoryBloomFilter, type LayeredMemoryFilter } from '@bloomkit/memory-backend'
+import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import BloomFilters from 'bloom-filters'
 import { Redis } from 'ioredis'
@@ -92,8 +93,8 @@ export async function runLayeredBenchmarks(report: Report, { quick }: SuiteOptio
     const present = chunks(randomUserKeys(0, n, PROBES, 7), CHUNK)
 
     const fixed = await MemoryBloomFilter.create({ capacity: n, errorRate: ERROR_RATE })
-    const growth2 = await MemoryBloomFilter.create({ capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 2 })
-    const growth4 = await MemoryBloomFilter.create({ capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 4 })
+    const growth2 = await LayeredMemoryFilter.create({ capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 2 })
+    const growth4 = await LayeredMemoryFilter.create({ capacity: FIRST_CAPACITY, errorRate: ERROR_RATE, growth: 4 })
     const peer = BloomFilters.ScalableBloomFilter.create(FIRST_CAPACITY, ERROR_RATE, 0.5)
     const withPeer = scale <= peerMaxScale
     const all: Subject[] = [

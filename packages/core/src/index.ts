@@ -6,6 +6,7 @@
  */
 export { BloomFilter } from './bloom-filter.js'
 export { CountingBloomFilter, type CounterReport } from './counting-bloom-filter.js'
+export { LayeredFilter, type LayeredFilterOptions } from './layered-filter.js'
 export type { Outcome } from './bit-store.js'
 export { BloomError, type BloomErrorCode } from './errors.js'
 export type { BloomKey } from './key-hasher.js'

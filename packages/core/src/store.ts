@@ -4,6 +4,7 @@
  * snapshot reader and writer, the shared checks, bit kernels and chunking, and the keyed hasher
  * a backend's `create` makes for the filter. Users of a filter need none of these.
  */
+export { answerEach } from './answer-each.js'
 export type { BitStore, BitStoreCapabilities } from './bit-store.js'
 export { orInto, popcount, SET_BITS, TEST_BITS, testBitSetBit, testOrSetBatch, testOrSetGroup, testOrSetKey, type BitMode } from './bit-kernels.js'
 export { CHUNK_BYTES, shardRanges, snapshotChunks, type ShardRange, type SnapshotSource } from './chunks.js'
@@ -75,3 +76,11 @@ export {
   type SnapshotLayer,
 } from './layered-snapshot.js'
 export { hashPairs, keyBatches, layerBatch } from './layered-batch.js'
+export {
+  layerSnapshotOf,
+  snapshotLayerEntries,
+  type LayerEntry,
+  type LayersAnswer,
+  type LayerStorage,
+  type StoredLayer,
+} from './layer-storage.js'

@@ -12,6 +12,7 @@ test("'@bloomkit/core' holds what users call: the filter, sizing, errors and lim
   expectTypeOf<keyof typeof Root>().toEqualTypeOf<
     | 'BloomFilter'
     | 'CountingBloomFilter'
+    | 'LayeredFilter'
     | 'BloomError'
     | 'MAX_HASHES'
     | 'MAX_SHARD_BITS'
@@ -45,6 +46,7 @@ test("'@bloomkit/core' holds what users call: the filter, sizing, errors and lim
 
 test("'@bloomkit/core/store' holds what a backend author needs", () => {
   expectTypeOf<keyof typeof Store>().toEqualTypeOf<
+    | 'answerEach'
     | 'ArrayProbe'
     | 'adoptsStored'
     | 'newFilterParameters'
@@ -118,6 +120,8 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'counterShardBytesOf'
     | 'isCounterStore'
     | 'COUNTING_SNAPSHOT_VERSION'
+    | 'layerSnapshotOf'
+    | 'snapshotLayerEntries'
   >()
   type Types = [
     Store.BitStore,
@@ -171,6 +175,7 @@ test("'@bloomkit/core/testing' holds the conformance suites", () => {
     | 'bitStorePersistenceTests'
     | 'bitStoreSharingTests'
     | 'bloomFilterSuite'
+    | 'layeredFilterSuite'
     | 'ReferenceBitStore'
     | 'ReferenceCounterStore'
   >()

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { decodeLayeredSnapshot, KeyHasher } from '@bloomkit/core/store'
 import { LayeredLevelFilter, LevelBitStore, LevelBloomFilter } from '@bloomkit/level-backend'
-import { LayeredMemoryFilter, MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { tempFolders } from './support/temp-folders.js'
 
 const folders = tempFolders()
@@ -41,7 +42,7 @@ describe('LevelBloomFilter.create with growth (scalable)', () => {
     expect(await again.layers()).toEqual(layers)
     expect((await again.hasMany(keys('k', 1000))).every(Boolean)).toBe(true)
     const snapshot = await again.export()
-    const memory = LayeredMemoryFilter.importSync(snapshot)
+    const memory = LayeredMemoryFilter.importSync(snapshot) as LayeredMemoryFilter
     const probes = [...keys('k', 1000), ...keys('absent', 3000)]
     expect(memory.hasMany(probes)).toEqual(await again.hasMany(probes))
     await again.close()

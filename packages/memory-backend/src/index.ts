@@ -1,3 +1,2 @@
 export { MemoryBitStore } from './memory-bit-store.js'
 export { MemoryBloomFilter } from './memory-bloom-filter.js'
-export { LayeredMemoryFilter } from './layered-memory-filter.js'

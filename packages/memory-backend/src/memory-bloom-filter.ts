@@ -1,6 +1,5 @@
-import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput, type LayeredOptions, type SizingOptions } from '@bloomkit/core'
-import { ArrayProbe, checkKeys, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
-import { LayeredMemoryFilter } from './layered-memory-filter.js'
+import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
+import { answerEach, ArrayProbe, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { MemoryBitStore } from './memory-bit-store.js'
 
 /**
@@ -23,21 +22,25 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   }
 
   /**
-   * A new, empty filter sized for `capacity` keys at `errorRate` (see `sizeFilter` in core); with
-   * `growth` or `window`, a {@link LayeredMemoryFilter} that grows or forgets.
+   * A new, empty filter sized for `capacity` keys at `errorRate` (see `sizeFilter` in core).
+   * Filters that grow or forget (`growth`, `window`) are made by `LayeredMemoryFilter.create` from
+   * `@bloomkit/memory-backend/layered`, so that this entry carries no layered code.
    * Async only because xxhash-wasm compiles once per process; where WebAssembly is forbidden it
    * falls back to the bit-identical pure-JS hash.
-   * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
+   * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range (and, for
+   *   `growth` or `window`, the layered entry).
    */
-  static create(options: LayeredOptions): Promise<LayeredMemoryFilter>
-  static create(options: SizingOptions): Promise<MemoryBloomFilter>
-  static async create(options: SizingOptions | LayeredOptions): Promise<MemoryBloomFilter | LayeredMemoryFilter> {
-    // Counting filters come from their own entry, so that this one's bundle stays lean.
+  static async create(options: SizingOptions): Promise<MemoryBloomFilter> {
+    // Counting and layered filters come from their own entries, so that this one's bundle stays lean.
     if ((options as { counting?: unknown } | undefined)?.counting === true) {
       throw new BloomError('BLOOM_INVALID_PARAMETER', "counting: use CountingMemoryFilter from '@bloomkit/memory-backend/counting'")
     }
-    // With `growth` or `window`, a layered filter (layered-memory-filter.ts).
-    if (isLayeredOptions(options)) return LayeredMemoryFilter.create(options)
+    if (isLayeredOptions(options)) {
+      throw new BloomError(
+        'BLOOM_INVALID_PARAMETER',
+        "growth and window make a layered filter: create it with LayeredMemoryFilter.create from '@bloomkit/memory-backend/layered'",
+      )
+    }
     // Without `seed`, a random secret one (keyed hashing by default; see core's randomSeed).
     return MemoryBloomFilter.fromParameters(newFilterParameters(options).parameters)
   }
@@ -67,7 +70,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   /**
    * The filter in a snapshot from `export()` of any backend. The bytes are checked (length,
    * header and payload CRC-32) before anything is built, and copied.
-   * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` or `BLOOM_UNSUPPORTED_VERSION`.
+   * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` or `BLOOM_UNSUPPORTED_VERSION` (a layered snapshot:
+   *   import it with `LayeredMemoryFilter.import` from `@bloomkit/memory-backend/layered`).
    */
   static async import(snapshot: Uint8Array): Promise<MemoryBloomFilter> {
     const { parameters, payload } = decodeSnapshot(snapshot)
@@ -98,20 +102,4 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   get byteLength(): number {
     return this.parameters.bits / 8
   }
-}
-
-/**
- * `answer` for each key, in order. An array's answers go into an array made at its final length: at
- * 100k keys that took a third off the time of pushing onto a growing one.
- */
-export function answerEach(keys: Iterable<BloomKey>, answer: (key: BloomKey) => boolean): boolean[] {
-  checkKeys(keys)
-  if (Array.isArray(keys)) {
-    const results = new Array<boolean>(keys.length)
-    for (let i = 0; i < keys.length; i++) results[i] = answer(keys[i])
-    return results
-  }
-  const results: boolean[] = []
-  for (const key of keys) results.push(answer(key))
-  return results
 }

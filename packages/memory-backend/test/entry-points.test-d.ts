@@ -1,9 +1,15 @@
 import type * as Counting from '@bloomkit/memory-backend/counting'
 import { expectTypeOf, test } from 'vitest'
 import type * as Memory from '@bloomkit/memory-backend'
+import type * as Layered from '@bloomkit/memory-backend/layered'
 
-test("'@bloomkit/memory-backend' exports only its public classes", () => {
-  expectTypeOf<keyof typeof Memory>().toEqualTypeOf<'LayeredMemoryFilter' | 'MemoryBitStore' | 'MemoryBloomFilter'>()
+test("'@bloomkit/memory-backend' exports only its fixed filter and store: no layered code", () => {
+  expectTypeOf<keyof typeof Memory>().toEqualTypeOf<'MemoryBitStore' | 'MemoryBloomFilter'>()
+})
+
+test("'@bloomkit/memory-backend/layered' exports the layered filter, and the fixed one its import may return", () => {
+  expectTypeOf<keyof typeof Layered>().toEqualTypeOf<'LayeredMemoryFilter' | 'MemoryBloomFilter'>()
+  expectTypeOf<Awaited<ReturnType<typeof Layered.LayeredMemoryFilter.import>>['kind']>().toEqualTypeOf<'fixed' | 'layered'>()
 })
 
 test("'@bloomkit/memory-backend/counting' holds the counting filter, apart from the plain filter's entry", () => {

@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { FIXED_CASES, GOLDEN_NOW, goldenKeys, goldenSnapshot, LAYERED_CASES, ROTATING_STEPS } from '../../../test-support/golden-snapshots.js'
 
 // The same inputs give the same bytes as the fixtures captured before layered filters moved into core (issue 21).
@@ -14,7 +15,7 @@ test.each(Object.entries(FIXED_CASES))('a fixed filter exports the golden snapsh
 
 test.each(Object.entries(LAYERED_CASES))('a layered filter exports the golden snapshot (%s)', async (name, { options, keys }) => {
   let now = GOLDEN_NOW
-  const filter = await MemoryBloomFilter.create({ ...options, clock: () => now })
+  const filter = await LayeredMemoryFilter.create({ ...options, clock: () => now })
   const all = goldenKeys(keys)
   if ('window' in options) {
     const part = keys / ROTATING_STEPS.length

@@ -1,5 +1,6 @@
 import { BloomError } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { expect, test } from 'vitest'
 
 test('addMany and hasMany refuse a string where an iterable of keys is expected, and add nothing', async () => {
@@ -19,7 +20,7 @@ test('JSON.stringify(filter) throws, pointing at export()', async () => {
   expect(() => JSON.stringify(filter)).toThrow(TypeError)
   expect(() => JSON.stringify({ filter })).toThrow(/export\(\)/)
   // A layered filter too, empty or not (its own toJSON, not a layer's).
-  const layered = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01, growth: 2 })
+  const layered = await LayeredMemoryFilter.create({ capacity: 1000, errorRate: 0.01, growth: 2 })
   expect(() => layered.toJSON()).toThrow(/export\(\)/)
   expect(() => JSON.stringify({ layered })).toThrow(TypeError)
 })

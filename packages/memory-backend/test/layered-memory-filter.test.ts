@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, test as plainTest } from 'vitest'
 import { BloomError, estimateErrorRate, type BloomKey } from '@bloomkit/core'
 import { compoundErrorRate, crc32, decodeLayeredSnapshot, encodeSnapshotHeader } from '@bloomkit/core/store'
-import { LayeredMemoryFilter, MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { chernoffInterval } from '../../../test-support/chernoff.js'
 
 const code = (c: string) => expect.objectContaining({ code: c })
@@ -25,9 +26,9 @@ function layersOf(filter: LayeredMemoryFilter): MemoryBloomFilter[] {
   })
 }
 
-describe('MemoryBloomFilter.create with growth (scalable)', () => {
+describe('LayeredMemoryFilter.create with growth (scalable)', () => {
   plainTest('grows past its capacity in layers growth× larger, and keeps every key', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01, growth: 2 })
+    const filter = await LayeredMemoryFilter.create({ capacity: 1000, errorRate: 0.01, growth: 2 })
     expect(filter).toBeInstanceOf(LayeredMemoryFilter)
     const added = filter.addMany(Array.from({ length: 10_000 }, (_, i) => `user:${i}`))
     expect(filter.layers().map((layer) => layer.capacity)).toEqual([1000, 2000, 4000, 8000])
@@ -41,7 +42,7 @@ describe('MemoryBloomFilter.create with growth (scalable)', () => {
   })
 
   plainTest('add of a key any layer holds answers false and writes nothing', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 2, errorRate: 0.01, growth: 2, seed: 3 })
+    const filter = await LayeredMemoryFilter.create({ capacity: 2, errorRate: 0.01, growth: 2, seed: 3 })
     filter.addMany(['a', 'b', 'c'])
     expect(filter.layers().length).toBe(2)
     const before = filter.export()
@@ -50,7 +51,7 @@ describe('MemoryBloomFilter.create with growth (scalable)', () => {
   })
 
   plainTest('every layer shares the seed and derives its positions from the one hash pair', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 4, seed: 99 })
+    const filter = await LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 4, seed: 99 })
     filter.addMany(Array.from({ length: 100 }, (_, i) => `k${i}`))
     const layers = decodeLayeredSnapshot(filter.export()).layers
     expect(new Set(layers.map((layer) => layer.parameters.seed))).toEqual(new Set([99]))
@@ -82,7 +83,7 @@ describe('MemoryBloomFilter.create with growth (scalable)', () => {
       } else {
         const snapshot = filter.export()
         filter.close()
-        filter = LayeredMemoryFilter.importSync(snapshot)
+        filter = LayeredMemoryFilter.importSync(snapshot) as LayeredMemoryFilter
         expect(filter.export()).toEqual(snapshot)
       }
     }
@@ -90,12 +91,12 @@ describe('MemoryBloomFilter.create with growth (scalable)', () => {
   })
 })
 
-describe('MemoryBloomFilter.create with window (rotating)', () => {
+describe('LayeredMemoryFilter.create with window (rotating)', () => {
   const at = { now: 0 }
   const clock = () => at.now
 
   plainTest('a key added at t is found until t + (keep − 1)·seconds at least, and gone after t + keep·seconds', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 1e-6, window: { seconds: 60, keep: 3 }, clock })
+    const filter = await LayeredMemoryFilter.create({ capacity: 1000, errorRate: 1e-6, window: { seconds: 60, keep: 3 }, clock })
     at.now = 125_000 // 2 min 5 s: window 2
     filter.add('session:1')
     for (const seconds of [125, 179, 180, 240, 245, 299.999]) {
@@ -143,7 +144,7 @@ describe('MemoryBloomFilter.create with window (rotating)', () => {
 
   plainTest('windows may take more keys than capacity with growth, layers tagged by window', async () => {
     at.now = 10_000
-    const filter = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 2, window: { seconds: 1, keep: 2 }, clock })
+    const filter = await LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 2, window: { seconds: 1, keep: 2 }, clock })
     filter.addMany(Array.from({ length: 35 }, (_, i) => `a${i}`))
     at.now = 11_000
     filter.addMany(Array.from({ length: 5 }, (_, i) => `b${i}`))
@@ -155,7 +156,7 @@ describe('MemoryBloomFilter.create with window (rotating)', () => {
     ])
     // Each window's budget is errorRate / keep, split as a scalable filter splits it.
     expect(filter.layers().map((layer) => layer.errorRate)).toEqual([0.0025, 0.00125, 0.000625, 0.0025])
-    const copy = LayeredMemoryFilter.importSync(filter.export(), { clock })
+    const copy = LayeredMemoryFilter.importSync(filter.export(), { clock }) as LayeredMemoryFilter
     expect(copy.layers()).toEqual(filter.layers())
     at.now = 12_000
     expect(filter.layers().map((layer) => layer.window)).toEqual([11])
@@ -168,7 +169,7 @@ describe('the compound false-positive rate stays below errorRate as the filter g
       const capacity = 1000
       const errorRate = 0.01
       const probes = 400_000
-      const filter = await MemoryBloomFilter.create({ capacity, errorRate, growth, seed: 2024 })
+      const filter = await LayeredMemoryFilter.create({ capacity, errorRate, growth, seed: 2024 })
       for (let i = 0; i < capacity * times; i++) filter.add(`m:${i}`)
       let positives = 0
       for (let i = 0; i < probes; i++) if (filter.has(`p:${i}`)) positives++
@@ -195,13 +196,13 @@ describe('the compound false-positive rate stays below errorRate as the filter g
 
 describe('errors and edges', () => {
   plainTest('bad options name the option and its range', async () => {
-    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 0 })).rejects.toThrowError(/growth must be an integer from 1 to 65536; got 0/)
-    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 1.5 })).rejects.toThrowError(code('BLOOM_INVALID_PARAMETER'))
-    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 2, tightening: 1 })).rejects.toThrowError(/tightening must be a number greater than 0 and less than 1/)
-    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, window: { seconds: 0, keep: 2 } })).rejects.toThrowError(/window.seconds must be an integer from 1/)
-    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, window: { seconds: 5, keep: 0 } })).rejects.toThrowError(/window.keep must be an integer from 1 to 65536/)
-    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 2, growth: 2 })).rejects.toThrowError(/errorRate must be/)
-    await expect(MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, window: { seconds: 5, keep: 2 }, clock: () => -1 })).rejects.toThrowError(/clock\(\) must be milliseconds/)
+    await expect(LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 0 })).rejects.toThrowError(/growth must be an integer from 1 to 65536; got 0/)
+    await expect(LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 1.5 })).rejects.toThrowError(code('BLOOM_INVALID_PARAMETER'))
+    await expect(LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 2, tightening: 1 })).rejects.toThrowError(/tightening must be a number greater than 0 and less than 1/)
+    await expect(LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, window: { seconds: 0, keep: 2 } })).rejects.toThrowError(/window.seconds must be an integer from 1/)
+    await expect(LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, window: { seconds: 5, keep: 0 } })).rejects.toThrowError(/window.keep must be an integer from 1 to 65536/)
+    await expect(LayeredMemoryFilter.create({ capacity: 10, errorRate: 2, growth: 2 })).rejects.toThrowError(/errorRate must be/)
+    await expect(LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, window: { seconds: 5, keep: 2 }, clock: () => -1 })).rejects.toThrowError(/clock\(\) must be milliseconds/)
   })
 
   plainTest('without growth or window, create gives the fixed filter exactly as before', async () => {
@@ -210,23 +211,33 @@ describe('errors and edges', () => {
   })
 
   plainTest('merge of layered filters is refused with a clear error', async () => {
-    const a = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 2 })
-    const b = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 2 })
+    const a = await LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 2 })
+    const b = await LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 2 })
     expect(() => a.merge(b)).toThrowError(code('BLOOM_INCOMPATIBLE'))
     expect(() => a.merge(b)).toThrowError(/layered filters cannot be merged/)
   })
 
-  plainTest('a fixed filter refuses a layered snapshot, and a layered filter a fixed one, with BLOOM_UNSUPPORTED_VERSION', async () => {
-    const layered = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01, growth: 2 })
+  plainTest('a fixed filter refuses a layered snapshot, naming the entry that reads it; the layered entry reads both', async () => {
+    const layered = await LayeredMemoryFilter.create({ capacity: 10, errorRate: 0.01, growth: 2 })
+    layered.add('a')
     const fixed = await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01 })
+    fixed.add('b')
     await expect(MemoryBloomFilter.import(layered.export())).rejects.toThrowError(code('BLOOM_UNSUPPORTED_VERSION'))
-    // It recognises the layered snapshot and says which import reads it.
-    await expect(MemoryBloomFilter.import(layered.export())).rejects.toThrowError(/a layered filter .*LayeredMemoryFilter\.import/)
-    await expect(LayeredMemoryFilter.import(fixed.export())).rejects.toThrowError(code('BLOOM_UNSUPPORTED_VERSION'))
+    await expect(MemoryBloomFilter.import(layered.export())).rejects.toThrowError(/a layered filter .*LayeredMemoryFilter\.import from '@bloomkit\/memory-backend\/layered'/)
+    const both = [await LayeredMemoryFilter.import(fixed.export()), LayeredMemoryFilter.importSync(layered.export())]
+    expect(both.map((filter) => filter.kind)).toEqual(['fixed', 'layered'])
+    expect(both[0]).toBeInstanceOf(MemoryBloomFilter)
+    expect(both.map((filter) => [filter.has('a'), filter.has('b')])).toEqual([[false, true], [true, false]])
+  })
+
+  plainTest('MemoryBloomFilter.create refuses growth and window, naming the layered entry', async () => {
+    const layered = { capacity: 10, errorRate: 0.01, growth: 2 } as Parameters<typeof MemoryBloomFilter.create>[0]
+    await expect(MemoryBloomFilter.create(layered)).rejects.toThrowError(code('BLOOM_INVALID_PARAMETER'))
+    await expect(MemoryBloomFilter.create(layered)).rejects.toThrowError(/LayeredMemoryFilter\.create from '@bloomkit\/memory-backend\/layered'/)
   })
 
   plainTest('a corrupt layered snapshot is refused before anything is built', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 4, errorRate: 0.01, growth: 2 })
+    const filter = await LayeredMemoryFilter.create({ capacity: 4, errorRate: 0.01, growth: 2 })
     filter.addMany(['a', 'b', 'c', 'd', 'e', 'f'])
     const snapshot = filter.export()
     for (const at of [10, 70, 100, snapshot.length - 2]) {
@@ -241,7 +252,7 @@ describe('errors and edges', () => {
   })
 
   plainTest('close is idempotent and later calls throw BLOOM_CLOSED; clear starts over', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 2, errorRate: 0.01, growth: 2 })
+    const filter = await LayeredMemoryFilter.create({ capacity: 2, errorRate: 0.01, growth: 2 })
     filter.addMany(['a', 'b', 'c'])
     filter.clear()
     expect(filter.layers().map((layer) => layer.count)).toEqual([0])
@@ -253,7 +264,7 @@ describe('errors and edges', () => {
   })
 
   plainTest('the error rate of a layered filter is the compound of its layers’ rates', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 100, errorRate: 0.01, growth: 2 })
+    const filter = await LayeredMemoryFilter.create({ capacity: 100, errorRate: 0.01, growth: 2 })
     filter.addMany(Array.from({ length: 500 }, (_, i) => `x${i}`))
     expect(filter.errorRate()).toBeGreaterThan(0)
     expect(filter.errorRate()).toBeLessThan(0.01)
@@ -265,14 +276,14 @@ describe('docs/SPEC.md layered vectors', () => {
   const block = (tag: string) => spec.match(new RegExp('```' + tag + '\\n([\\s\\S]*?)\\n```'))![1].trim()
 
   plainTest('the scalable vector is what this backend exports for the spec’s keys', async () => {
-    const filter = await MemoryBloomFilter.create({ capacity: 2, errorRate: 0.1, growth: 2, seed: 7, layout: 'classic' })
+    const filter = await LayeredMemoryFilter.create({ capacity: 2, errorRate: 0.1, growth: 2, seed: 7, layout: 'classic' })
     filter.addMany(['alpha', 'beta', 'gamma', 'delta', 'epsilon'])
     expect(Buffer.from(filter.export()).toString('hex')).toBe(block('hex layered scalable'))
   })
 
   plainTest('the rotating vector is what this backend exports for the spec’s keys and times', async () => {
     let now = 120_000
-    const filter = await MemoryBloomFilter.create({ capacity: 4, errorRate: 0.1, window: { seconds: 60, keep: 2 }, seed: 7, layout: 'blocked', clock: () => now })
+    const filter = await LayeredMemoryFilter.create({ capacity: 4, errorRate: 0.1, window: { seconds: 60, keep: 2 }, seed: 7, layout: 'blocked', clock: () => now })
     filter.addMany(['alpha', 'beta'])
     now = 180_000
     filter.addMany(['gamma'])

@@ -2,7 +2,8 @@ import { fc, test as propTest } from '@fast-check/vitest'
 import { afterAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { decodeLayeredSnapshot, KeyHasher } from '@bloomkit/core/store'
-import { LayeredMemoryFilter, MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { KeyNames } from '../src/key-names.js'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
@@ -58,7 +59,7 @@ describe.each([
     const filter = await RedisBloomFilter.create(client, name, { capacity: 50, errorRate: 0.01, growth: 2, seed: 11 })
     await filter.addMany(keys('x', 300))
     const snapshot = await filter.export()
-    const memory = LayeredMemoryFilter.importSync(snapshot)
+    const memory = LayeredMemoryFilter.importSync(snapshot) as LayeredMemoryFilter
     const probes = [...keys('x', 300), ...keys('y', 2000)]
     expect(memory.hasMany(probes)).toEqual(await filter.hasMany(probes))
     const copy = await RedisLayeredFilter.import(client, `${name}-copy`, memory.export())
@@ -117,7 +118,7 @@ describe('layered filters on Redis', () => {
     const layers = await filter.layers()
     expect(layers.length).toBe(7)
     expect(new Set(layers.map((layer) => layer.parameters.layout))).toEqual(new Set(['blocked', 'classic']))
-    const memory = LayeredMemoryFilter.importSync(await filter.export())
+    const memory = LayeredMemoryFilter.importSync(await filter.export()) as LayeredMemoryFilter
     // Present keys of every layer, absent keys (a few false positives among them), in batches that
     // take each path: single calls and small batches in the one script, larger ones split.
     const probes = [...keys('p', 300 * 64).filter((_, i) => i % 7 === 0), ...keys('a', 3000)]

@@ -1,0 +1,482 @@
+import { answerEach } from './answer-each.js'
+import type { Outcome } from './bit-store.js'
+import { BloomFilter } from './bloom-filter.js'
+import { BloomError, noJsonForm } from './errors.js'
+import type { BloomKey, KeyHasher } from './key-hasher.js'
+import { hashPairs, keyBatches, layerBatch } from './layered-batch.js'
+import { encodeLayeredSnapshot } from './layered-snapshot.js'
+import type { LayerStorage, StoredLayer } from './layer-storage.js'
+import {
+  compoundErrorRate,
+  layerCapacity,
+  layeredMergeRefused,
+  layerErrorRate,
+  layerParameters,
+  windowOf,
+  type LayerInfo,
+  type LayerPolicy,
+} from './layer-policy.js'
+import { shardBitsOf, type FilterParameters } from './parameters.js'
+import { PositionBatch } from './position-batch.js'
+import { positionsOf, shardOf } from './positions.js'
+
+/** What core needs besides the port: the clock of a rotating filter, and per-backend limits. */
+export interface LayeredFilterOptions {
+  /** Milliseconds since the Unix epoch (rotating filters). Default: `Date.now`. */
+  readonly clock?: () => number
+  /** Keys hashed per store round trip by an asynchronous filter's `addMany`/`hasMany`. Default: 16 384. */
+  readonly batchKeys?: number
+  /**
+   * The most bits a new layer's shard may hold, unless the policy fixes `shards` (Redis keeps a
+   * shard at 4 MiB, as a fixed Redis filter). Default: core's sizing decides.
+   */
+  readonly maxShardBits?: number
+}
+
+/** A method's body for {@link runSteps}: yields each store call's result and gets it back settled. */
+type Steps<T> = Generator<unknown, T, unknown>
+
+/** In-place add/has of one key in one layer. */
+interface Probe {
+  has(a: number, b: number): boolean
+  add(a: number, b: number): boolean
+}
+
+/**
+ * A layered Bloom filter over any backend's {@link LayerStorage}: a list of ordinary filters that
+ * share one seed, so a key is hashed once and every layer's positions follow from the same pair
+ * (docs/SPEC.md, section 8). Over a synchronous port (memory) every method returns plain values
+ * and `add`/`has` allocate nothing; over an asynchronous one (LevelDB, Redis) they return
+ * Promises and ask every layer at once per batch.
+ *
+ * - **Scalable** (`growth`): when the newest layer has taken its capacity of new keys, a layer
+ *   `growth`× larger with a tighter error rate is added; the whole filter's false-positive rate
+ *   stays below `errorRate` however far it grows.
+ * - **Rotating** (`window`): keys go into the current time window's layer; `has` checks the last
+ *   `keep` windows; older layers are dropped. The filter's window never runs backwards.
+ *
+ * Backends make one through their own `create`/`open`/`import`; they supply only the port.
+ */
+export class LayeredFilter<Sync extends boolean = boolean> {
+  /** Tells a layered filter from a fixed one (`BloomFilter.kind` is `'fixed'`). */
+  readonly kind = 'layered' as const
+  /** What decides the layers: kind, first capacity, error bound, growth, tightening, windows, seed. */
+  readonly policy: LayerPolicy
+  /** The backend's storage of the layer list. */
+  protected readonly storage: LayerStorage<Sync>
+  /** Hashes keys with the policy's seed; `hash(key)` leaves the key's two lanes in `pair`. */
+  protected readonly hasher: KeyHasher
+  private readonly clock: () => number
+  private readonly rotating: boolean
+  private readonly batchKeys: number
+  private readonly maxShardBits: number | undefined
+  /** The probes of the layers in `probed`, newest first: rebuilt when the port's list changes. */
+  private probes: Probe[] = []
+  private probed: readonly StoredLayer<Sync>[] | undefined
+  /** The latest window seen (rotating): time never runs backwards for the filter. */
+  private window: number
+  private closed = false
+  /** Single async has() calls of the current tick, checked together when it ends. */
+  private gathered: { keys: BloomKey[]; waiters: Array<{ resolve: (found: boolean) => void; reject: (error: unknown) => void }> } | undefined
+
+  /**
+   * @param storage The backend's port, holding the list as stored.
+   * @param hasher Hashes keys with `policy.seed` (from `createKeyHasher(policy.seed)`).
+   */
+  constructor(policy: LayerPolicy, storage: LayerStorage<Sync>, hasher: KeyHasher, options: LayeredFilterOptions = {}) {
+    if (hasher.seedA !== policy.seed) throw new BloomError('BLOOM_INCOMPATIBLE', `hasher seed ${hasher.seedA} differs from the policy's seed ${policy.seed}`)
+    this.policy = policy
+    this.storage = storage
+    this.hasher = hasher
+    this.clock = options.clock ?? Date.now
+    this.rotating = policy.kind === 'rotating'
+    this.batchKeys = options.batchKeys ?? 16_384
+    this.maxShardBits = options.maxShardBits
+    let window = 0
+    for (const layer of storage.layers) window = Math.max(window, layer.entry.window)
+    this.window = window
+    // A synchronous filter drops windows that have passed at once (an imported one included).
+    if (storage.sync) this.advance()
+  }
+
+  /** Whether methods return plain values (true) or Promises. */
+  get isSync(): Sync {
+    return this.storage.sync
+  }
+
+  /** Whether {@link close} was called. */
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  /** Bytes held by the listed layers' bits. */
+  get byteLength(): number {
+    let total = 0
+    for (const layer of this.storage.layers) total += layer.store.parameters.bits / 8
+    return total
+  }
+
+  /**
+   * Adds a key: true if it was new. A key that any live layer holds (or seems to: a false
+   * positive) answers false and writes nothing; otherwise it goes into the newest layer (of the
+   * current window), a new layer being added first when that one is full.
+   * @throws BloomError `BLOOM_INVALID_KEY`, `BLOOM_CLOSED`, or the store's error.
+   */
+  add(key: BloomKey): Outcome<Sync, boolean> {
+    if (!this.storage.sync) return this.addManyLater([key]).then((answers) => answers[0]) as Outcome<Sync, boolean>
+    return this.addNow(key) as Outcome<Sync, boolean>
+  }
+
+  /** Whether any live layer may hold the key; false means it was definitely not added (or was forgotten). */
+  has(key: BloomKey): Outcome<Sync, boolean> {
+    if (!this.storage.sync) return this.hasLater(key) as Outcome<Sync, boolean>
+    this.checkOpen()
+    if (this.rotating) this.advance()
+    const hasher = this.hasher
+    hasher.hash(key)
+    return this.foundNow(hasher.pair[0], hasher.pair[1]) as Outcome<Sync, boolean>
+  }
+
+  /** {@link add} for each key, in order; asynchronously, each batch is hashed once and every layer asked at once. */
+  addMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
+    if (this.storage.sync) return answerEach(keys, (key) => this.addNow(key)) as Outcome<Sync, boolean[]>
+    return this.addManyLater(keys) as Outcome<Sync, boolean[]>
+  }
+
+  /** {@link has} for each key, in order; asynchronously, each batch is hashed once and every layer asked at once. */
+  hasMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
+    if (this.storage.sync) return answerEach(keys, (key) => this.has(key) as boolean) as Outcome<Sync, boolean[]>
+    return this.hasManyLater(keys) as Outcome<Sync, boolean[]>
+  }
+
+  /** Keys that were new when added, over the live layers (counted, not estimated from bits). */
+  estimateCount(): Outcome<Sync, number> {
+    return this.run(this.liveSteps((layers) => layers.reduce((sum, layer) => sum + layer.count, 0)))
+  }
+
+  /**
+   * The false-positive probability of a `has` now: 1 − Π(1 − rate_i) over the live layers, each
+   * layer's rate from its current fill as a fixed filter computes it.
+   */
+  errorRate(): Outcome<Sync, number> {
+    const hasher = this.hasher
+    return this.run(
+      (function* (self: LayeredFilter<Sync>): Steps<number> {
+        const layers = yield* self.liveLayers()
+        const rates: number[] = []
+        for (const layer of layers) rates.push((yield new BloomFilter(layer.store, hasher).errorRate()) as number)
+        return compoundErrorRate(rates)
+      })(this),
+    )
+  }
+
+  /** Each live layer, oldest first: capacity, count, the error rate it is sized for, parameters, window. */
+  layers(): Outcome<Sync, LayerInfo[]> {
+    return this.run(
+      this.liveSteps((layers) =>
+        layers.map((layer) => ({
+          capacity: layer.entry.capacity,
+          count: layer.count,
+          errorRate: layerErrorRate(this.policy, layer.entry.index),
+          parameters: layer.store.parameters,
+          window: layer.entry.window,
+        })),
+      ),
+    )
+  }
+
+  /** The layered snapshot (docs/SPEC.md, section 8): the policy, then each live layer's record and version-1 snapshot. */
+  export(): Outcome<Sync, Uint8Array> {
+    const hasher = this.hasher
+    return this.run(
+      (function* (self: LayeredFilter<Sync>): Steps<Uint8Array> {
+        const layers = yield* self.liveLayers()
+        const written = []
+        for (const layer of layers) {
+          const snapshot = (yield new BloomFilter(layer.store, hasher).export()) as Uint8Array
+          written.push({ window: layer.entry.window, count: layer.count, snapshot })
+        }
+        return encodeLayeredSnapshot(self.policy, written)
+      })(this),
+    )
+  }
+
+  /** Drops every layer: the filter is as new (a scalable one with an empty first layer). */
+  clear(): Outcome<Sync, void> {
+    return this.run(
+      (function* (self: LayeredFilter<Sync>): Steps<void> {
+        self.checkOpen()
+        yield self.storage.drop(self.storage.layers)
+        if (!self.rotating) yield* self.writable()
+      })(this),
+    )
+  }
+
+  /** Throws a TypeError: a filter has no JSON form; use {@link export} (see `noJsonForm` in core). */
+  toJSON(): never {
+    throw noJsonForm()
+  }
+
+  /** Refused: which layer (and window) each key belongs to is not defined for a union. */
+  merge(_other: unknown): Outcome<Sync, never> {
+    const refuse = (): never => {
+      this.checkOpen()
+      throw layeredMergeRefused()
+    }
+    if (this.storage.sync) return refuse()
+    return Promise.resolve().then(refuse) as Outcome<Sync, never>
+  }
+
+  /** Releases the layers (the store's data stays); idempotent. Later calls throw `BLOOM_CLOSED`. */
+  close(): Outcome<Sync, void> {
+    if (this.closed) return (this.storage.sync ? undefined : Promise.resolve()) as Outcome<Sync, void>
+    this.closed = true
+    return this.storage.close()
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+
+  protected checkOpen(): void {
+    if (this.closed) throw new BloomError('BLOOM_CLOSED', 'the filter is closed')
+  }
+
+  /** Runs a method's steps: plain calls over a sync port, awaited ones over an async port. */
+  protected run<T>(steps: Steps<T>): Outcome<Sync, T> {
+    return runSteps(this.storage.sync, steps) as Outcome<Sync, T>
+  }
+
+  /** The live layers after moving to the clock's window, mapped by `map`. */
+  private *liveSteps<T>(map: (layers: readonly StoredLayer<Sync>[]) => T): Steps<T> {
+    return map(yield* this.liveLayers())
+  }
+
+  private *liveLayers(): Steps<readonly StoredLayer<Sync>[]> {
+    this.checkOpen()
+    yield this.advance()
+    return this.checked()
+  }
+
+  /**
+   * Moves to the clock's window (rotating) and drops layers of windows that have passed; the
+   * filter's window never runs backwards. Nothing to wait for unless layers are dropped.
+   */
+  private advance(): Outcome<Sync, void> | undefined {
+    if (!this.rotating) return undefined
+    const window = windowOf(this.policy, this.clock())
+    if (window <= this.window) return undefined
+    this.window = window
+    const oldest = window - this.policy.keep + 1
+    const gone = this.storage.layers.filter((layer) => layer.entry.window < oldest)
+    return gone.length === 0 ? undefined : this.storage.drop(gone)
+  }
+
+  /** The layers a check asks: every listed one (scalable), those of the last `keep` windows (rotating). */
+  private checked(): readonly StoredLayer<Sync>[] {
+    const layers = this.storage.layers
+    if (!this.rotating) return layers
+    const oldest = this.window - this.policy.keep + 1
+    return layers.every((layer) => layer.entry.window >= oldest) ? layers : layers.filter((layer) => layer.entry.window >= oldest)
+  }
+
+  /** The layer new keys go into now: the newest (of the current window), after adding one when it is full. */
+  private *writable(): Steps<StoredLayer<Sync>> {
+    for (;;) {
+      const window = this.rotating ? this.window : 0
+      const layers = this.storage.layers
+      const newest = layers.length === 0 ? undefined : layers[layers.length - 1]
+      const same = newest !== undefined && newest.entry.window === window
+      if (same && (this.policy.growth === 0 || newest.count < newest.entry.capacity)) return newest
+      // One rule for the next layer: the policy's capacity for its index, and never less than growth× the
+      // layer before it (which a rebuild may have made larger than its index says).
+      const index = same ? newest.entry.index + 1 : 0
+      const capacity = Math.min(Math.max(layerCapacity(this.policy, index), same ? newest.entry.capacity * this.policy.growth : 0), Number.MAX_SAFE_INTEGER)
+      const appended = (yield this.storage.append({ window, index, capacity }, this.parametersOf(index, capacity))) as StoredLayer<Sync> | undefined
+      if (appended !== undefined) return appended
+    }
+  }
+
+  /**
+   * A new layer's parameters: core's layer sizing, with (when the backend limits shards and the
+   * policy does not fix them) as many shards as keep each within the limit.
+   */
+  private parametersOf(index: number, capacity: number): FilterParameters {
+    const base = layerParameters(this.policy, index, capacity)
+    const limit = this.maxShardBits
+    if (limit === undefined || this.policy.shards !== undefined || shardBitsOf(base) <= limit) return base
+    let shards = Math.ceil(base.bits / limit)
+    let parameters = layerParameters({ ...this.policy, shards }, index, capacity)
+    while (shardBitsOf(parameters) > limit) parameters = layerParameters({ ...this.policy, shards: ++shards }, index, capacity)
+    return parameters
+  }
+
+  // The synchronous path: key by key, in place, no allocation per key.
+
+  private addNow(key: BloomKey): boolean {
+    this.checkOpen()
+    if (this.rotating) this.advance()
+    const hasher = this.hasher
+    hasher.hash(key)
+    const a = hasher.pair[0]
+    const b = hasher.pair[1]
+    if (this.foundNow(a, b)) return false
+    const layers = this.storage.layers
+    const newest = layers.length === 0 ? undefined : layers[layers.length - 1]
+    const layer =
+      newest !== undefined && newest.entry.window === (this.rotating ? this.window : 0) && (this.policy.growth === 0 || newest.count < newest.entry.capacity)
+        ? newest
+        : (runSteps(true, this.writable()) as StoredLayer<Sync>)
+    this.probeList()
+    probeOf(layer).add(a, b)
+    this.storage.settle(layer, 0, 1)
+    return true
+  }
+
+  private foundNow(a: number, b: number): boolean {
+    const probes = this.probeList()
+    // Newest first: the newest layer is the largest and holds most keys.
+    for (let i = 0; i < probes.length; i++) if (probes[i].has(a, b)) return true
+    return false
+  }
+
+  /** The checked layers' probes, newest first; rebuilt only when the port's list (a new array on each change) moved. */
+  private probeList(): Probe[] {
+    const layers = this.storage.layers
+    if (layers !== this.probed) {
+      this.probed = layers
+      this.probes = this.checked().map(probeOf).reverse()
+    }
+    return this.probes
+  }
+
+  // The asynchronous path: batches, each key hashed once, every layer asked at once.
+
+  private hasLater(key: BloomKey): Promise<boolean> {
+    // A bad key gets its own error, not its tick's neighbours.
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) return this.hasManyLater([key]).then((answers) => answers[0])
+    if (this.closed) return Promise.reject(new BloomError('BLOOM_CLOSED', 'the filter is closed'))
+    // Calls made in the same tick share one check, as a fixed filter's store gathers its single calls.
+    let gathered = this.gathered
+    if (gathered === undefined) {
+      gathered = this.gathered = { keys: [], waiters: [] }
+      queueMicrotask(() => this.checkGathered())
+    }
+    gathered.keys.push(key)
+    return new Promise<boolean>((resolve, reject) => gathered.waiters.push({ resolve, reject }))
+  }
+
+  private checkGathered(): void {
+    const { keys, waiters } = this.gathered!
+    this.gathered = undefined
+    this.hasManyLater(keys).then(
+      (answers) => waiters.forEach((waiter, i) => waiter.resolve(answers[i])),
+      (error: unknown) => waiters.forEach((waiter) => waiter.reject(error)),
+    )
+  }
+
+  private async hasManyLater(keys: Iterable<BloomKey>): Promise<boolean[]> {
+    this.checkOpen()
+    await this.advance()
+    const results: boolean[] = []
+    for (const batch of keyBatches(keys, this.batchKeys)) {
+      const { found } = await this.test(batch)
+      for (let i = 0; i < batch.length; i++) results.push(found[i] === 1)
+    }
+    return results
+  }
+
+  private async addManyLater(keys: Iterable<BloomKey>): Promise<boolean[]> {
+    this.checkOpen()
+    await this.advance()
+    const results: boolean[] = []
+    for (const batch of keyBatches(keys, this.batchKeys)) {
+      const { found, pairs } = await this.test(batch)
+      const answers = new Array<boolean>(batch.length).fill(false)
+      let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
+      while (pending.length > 0) {
+        const layer = await (runSteps(false, this.writable()) as Promise<StoredLayer<Sync>>)
+        let reserved = 0
+        let taking = pending
+        if (this.policy.growth !== 0) {
+          // Room is reserved before writing, so that racing writers never put more than a layer's capacity into it.
+          const want = Math.min(pending.length, Math.max(1, layer.entry.capacity - layer.count))
+          reserved = await this.storage.reserve(layer, want)
+          if (reserved === 0) continue
+          taking = pending.slice(0, reserved)
+        }
+        pending = pending.slice(taking.length)
+        const out = new Uint8Array(taking.length)
+        await layer.store.setBits(layerBatch(layer.store.parameters, pairs, taking), out)
+        let added = 0
+        for (let slot = 0; slot < taking.length; slot++) {
+          answers[taking[slot]] = out[slot] === 1
+          added += out[slot]
+        }
+        await this.storage.settle(layer, reserved, added)
+      }
+      for (const answer of answers) results.push(answer)
+    }
+    return results
+  }
+
+  /** found[i] = 1 where any checked layer holds key i: through the port's one-step check if it has one, else every layer at once. */
+  private async test(keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
+    const pairs = hashPairs(this.hasher, keys)
+    const layers = this.checked()
+    if (this.storage.testLayers !== undefined) return { found: (await this.storage.testLayers(layers, pairs, keys.length)).found, pairs }
+    const found = new Uint8Array(keys.length)
+    const answers = await Promise.all(
+      layers.map(async (layer) => {
+        const out = new Uint8Array(keys.length)
+        await layer.store.testBits(layerBatch(layer.store.parameters, pairs), out)
+        return out
+      }),
+    )
+    for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
+    return { found, pairs }
+  }
+}
+
+/** Runs `steps`: sync, each yielded value handed straight back; async, each awaited (a rejection thrown into the generator). */
+function runSteps<T>(sync: boolean, steps: Steps<T>): T | Promise<T> {
+  if (sync) {
+    let step = steps.next()
+    while (step.done !== true) step = steps.next(step.value)
+    return step.value
+  }
+  return (async () => {
+    let step = steps.next()
+    while (step.done !== true) {
+      let value: unknown
+      try {
+        value = await step.value
+      } catch (error) {
+        step = steps.throw(error)
+        continue
+      }
+      step = steps.next(value)
+    }
+    return step.value
+  })()
+}
+
+/** A layer's in-place probe, or (a synchronous store without bytes of its own) one key at a time through its store. */
+function probeOf(layer: StoredLayer): Probe {
+  if (layer.probe !== undefined) return layer.probe
+  const store = layer.store
+  const { shards, hashes } = store.parameters
+  const shardBits = store.parameters.bits / shards
+  const fill = positionsOf(store.parameters.layout)
+  const batch = new PositionBatch(1, hashes)
+  const out = new Uint8Array(1)
+  const one = (a: number, b: number, set: boolean): boolean => {
+    batch.shards[0] = shardOf(a, b, shards)
+    fill(a, b, shardBits, hashes, batch.positions, 0)
+    batch.size = 1
+    if (set) store.setBits(batch, out)
+    else store.testBits(batch, out)
+    return out[0] === 1
+  }
+  return { has: (a, b) => one(a, b, false), add: (a, b) => one(a, b, true) }
+}
