@@ -394,8 +394,16 @@ export class LayeredFilter<Sync extends boolean = boolean> {
       const { found, pairs } = await this.test(batch)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
+      let previous: StoredLayer<Sync> | undefined
       while (pending.length > 0) {
         const layer = await (runSteps(false, this.writable()) as Promise<StoredLayer<Sync>>)
+        if (previous !== undefined && previous.entry.id !== layer.entry.id) {
+          // Keys are judged one at a time (docs/SPEC.md section 8): those left over when a layer
+          // filled are checked again against it, since keys before them in the batch went into it.
+          pending = await stillNew(previous, pairs, pending)
+          if (pending.length === 0) break
+        }
+        previous = layer
         let reserved = 0
         let taking = pending
         if (this.policy.growth !== 0) {
@@ -436,6 +444,13 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
     return { found, pairs }
   }
+}
+
+/** The keys of `pending` (indexes into the batch's hash pairs) that `layer` does not hold. */
+async function stillNew(layer: StoredLayer, pairs: Uint32Array, pending: number[]): Promise<number[]> {
+  const out = new Uint8Array(pending.length)
+  await layer.store.testBits(layerBatch(layer.store.parameters, pairs, pending), out)
+  return pending.filter((_, slot) => out[slot] === 0)
 }
 
 /** Runs `steps`: sync, each yielded value handed straight back; async, each awaited (a rejection thrown into the generator). */
