@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'vitest'
-import { LayeredMemoryFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { LayeredLevelFilter } from '@bloomkit/level-backend'
 import { tempFolders } from './support/temp-folders.js'
 

@@ -1,7 +1,6 @@
 import { CountingBloomFilter, type BloomKey, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { CounterProbe, createKeyHasher, decodeSnapshot, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
+import { answerEach, CounterProbe, createKeyHasher, decodeSnapshot, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { MemoryCounterStore } from './memory-counter-store.js'
-import { answerEach } from '@bloomkit/core/store'
 
 /**
  * A counting Bloom filter in memory: `add`/`has`/`remove` and their batch forms, synchronous, no

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
-import { LayeredMemoryFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { layerPolicyOf, windowOf } from '@bloomkit/core/store'
 import { KeyNames, slotOf } from '../src/key-names.js'
 import { markerBytes } from '../src/generations.js'
