@@ -64,6 +64,8 @@ describe('a fixed filter shared with a reader and writer written from the spec',
     async function* rebuildSource() {
       // The live shards are flagged by now: the spec's writer must also write the next generation.
       yield* source.slice(0, 1000)
+      // The spec's reader accepts the flagged marker: the old keys are still there until the swap.
+      expect((await spec.hasFixed(redis, other, keys('old', 2000))).every(Boolean)).toBe(true)
       expect((await spec.addFixed(redis, other, during.slice(0, 500))).filter(Boolean).length).toBeGreaterThan(490)
       yield* source.slice(1000)
       await spec.addFixed(redis, other, during.slice(500))
