@@ -66,13 +66,13 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   protected readonly storage: LayerStorage<Sync>
   /** Hashes keys with the policy's seed; `hash(key)` leaves the key's two lanes in `pair`. */
   protected readonly hasher: KeyHasher
+  private readonly sync: boolean
   private readonly clock: () => number
   private readonly rotating: boolean
   private readonly batchKeys: number
   private readonly maxShardBits: number | undefined
-  /** The probes of the layers in `probed`, newest first: rebuilt when the port's list changes. */
+  /** Sync ports: the checked layers' probes, newest first, rebuilt by {@link relist} after each change of the list. */
   private probes: Probe[] = []
-  private probed: readonly StoredLayer<Sync>[] | undefined
   /** The latest window seen (rotating): time never runs backwards for the filter. */
   private window: number
   private closed = false
@@ -87,6 +87,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     if (hasher.seedA !== policy.seed) throw new BloomError('BLOOM_INCOMPATIBLE', `hasher seed ${hasher.seedA} differs from the policy's seed ${policy.seed}`)
     this.policy = policy
     this.storage = storage
+    this.sync = storage.sync
     this.hasher = hasher
     this.clock = options.clock ?? Date.now
     this.rotating = policy.kind === 'rotating'
@@ -96,7 +97,10 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     for (const layer of storage.layers) window = Math.max(window, layer.entry.window)
     this.window = window
     // A synchronous filter drops windows that have passed at once (an imported one included).
-    if (storage.sync) this.advance()
+    if (storage.sync) {
+      this.advance()
+      this.relist()
+    }
   }
 
   /** Whether methods return plain values (true) or Promises. */
@@ -123,13 +127,13 @@ export class LayeredFilter<Sync extends boolean = boolean> {
    * @throws BloomError `BLOOM_INVALID_KEY`, `BLOOM_CLOSED`, or the store's error.
    */
   add(key: BloomKey): Outcome<Sync, boolean> {
-    if (!this.storage.sync) return this.addManyLater([key]).then((answers) => answers[0]) as Outcome<Sync, boolean>
+    if (!this.sync) return this.addManyLater([key]).then((answers) => answers[0]) as Outcome<Sync, boolean>
     return this.addNow(key) as Outcome<Sync, boolean>
   }
 
   /** Whether any live layer may hold the key; false means it was definitely not added (or was forgotten). */
   has(key: BloomKey): Outcome<Sync, boolean> {
-    if (!this.storage.sync) return this.hasLater(key) as Outcome<Sync, boolean>
+    if (!this.sync) return this.hasLater(key) as Outcome<Sync, boolean>
     this.checkOpen()
     if (this.rotating) this.advance()
     const hasher = this.hasher
@@ -139,13 +143,13 @@ export class LayeredFilter<Sync extends boolean = boolean> {
 
   /** {@link add} for each key, in order; asynchronously, each batch is hashed once and every layer asked at once. */
   addMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
-    if (this.storage.sync) return answerEach(keys, (key) => this.addNow(key)) as Outcome<Sync, boolean[]>
+    if (this.sync) return answerEach(keys, (key) => this.addNow(key)) as Outcome<Sync, boolean[]>
     return this.addManyLater(keys) as Outcome<Sync, boolean[]>
   }
 
   /** {@link has} for each key, in order; asynchronously, each batch is hashed once and every layer asked at once. */
   hasMany(keys: Iterable<BloomKey>): Outcome<Sync, boolean[]> {
-    if (this.storage.sync) return answerEach(keys, (key) => this.has(key) as boolean) as Outcome<Sync, boolean[]>
+    if (this.sync) return answerEach(keys, (key) => this.has(key) as boolean) as Outcome<Sync, boolean[]>
     return this.hasManyLater(keys) as Outcome<Sync, boolean[]>
   }
 
@@ -207,6 +211,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
       (function* (self: LayeredFilter<Sync>): Steps<void> {
         self.checkOpen()
         yield self.storage.drop(self.storage.layers)
+        self.relist()
         if (!self.rotating) yield* self.writable()
       })(this),
     )
@@ -269,7 +274,10 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     this.window = window
     const oldest = window - this.policy.keep + 1
     const gone = this.storage.layers.filter((layer) => layer.entry.window < oldest)
-    return gone.length === 0 ? undefined : this.storage.drop(gone)
+    if (gone.length === 0) return undefined
+    const dropped = this.storage.drop(gone)
+    if (this.sync) this.relist()
+    return dropped
   }
 
   /** The layers a check asks: every listed one (scalable), those of the last `keep` windows (rotating). */
@@ -293,6 +301,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
       const index = same ? newest.entry.index + 1 : 0
       const capacity = Math.min(Math.max(layerCapacity(this.policy, index), same ? newest.entry.capacity * this.policy.growth : 0), Number.MAX_SAFE_INTEGER)
       const appended = (yield this.storage.append({ window, index, capacity }, this.parametersOf(index, capacity))) as StoredLayer<Sync> | undefined
+      if (this.sync) this.relist()
       if (appended !== undefined) return appended
     }
   }
@@ -327,27 +336,21 @@ export class LayeredFilter<Sync extends boolean = boolean> {
       newest !== undefined && newest.entry.window === (this.rotating ? this.window : 0) && (this.policy.growth === 0 || newest.count < newest.entry.capacity)
         ? newest
         : (runSteps(true, this.writable()) as StoredLayer<Sync>)
-    this.probeList()
     probeOf(layer).add(a, b)
     this.storage.settle(layer, 0, 1)
     return true
   }
 
   private foundNow(a: number, b: number): boolean {
-    const probes = this.probeList()
+    const probes = this.probes
     // Newest first: the newest layer is the largest and holds most keys.
     for (let i = 0; i < probes.length; i++) if (probes[i].has(a, b)) return true
     return false
   }
 
-  /** The checked layers' probes, newest first; rebuilt only when the port's list (a new array on each change) moved. */
-  private probeList(): Probe[] {
-    const layers = this.storage.layers
-    if (layers !== this.probed) {
-      this.probed = layers
-      this.probes = this.checked().map(probeOf).reverse()
-    }
-    return this.probes
+  /** Rebuilds the probes of a sync port's checked layers after the list changed (only core changes it). */
+  private relist(): void {
+    this.probes = this.checked().map(probeOf).reverse()
   }
 
   // The asynchronous path: batches, each key hashed once, every layer asked at once.
