@@ -1,5 +1,6 @@
 export { LevelBloomFilter, type LevelCreateOptions, type LevelImportOptions, type LevelOpenOptions } from './level-bloom-filter.js'
 export { LevelBitStore } from './level-bit-store.js'
+export { CountingLevelFilter } from './counting-level-filter.js'
 export { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
 export type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
 export type { SnapshotSource } from './import.js'

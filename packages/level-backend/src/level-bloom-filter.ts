@@ -2,7 +2,10 @@ import { BloomError, BloomFilter, type SizingOptions } from '@bloomkit/core'
 import { createKeyHasher, isLayeredOptions, newFilterParameters } from '@bloomkit/core/store'
 import { LayeredLevelFilter, refuseLayered, type LayeredLevelOptions } from './layered-level-filter.js'
 import type { SnapshotSource } from './import.js'
+import { CountingLevelFilter } from './counting-level-filter.js'
+import { canonicalLocation, closeDatabase, openDatabase } from './database.js'
 import { LevelBitStore } from './level-bit-store.js'
+import { COUNTING_META_KEY } from './level-counter-store.js'
 import type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
 
 /** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
@@ -36,9 +39,23 @@ export class LevelBloomFilter extends BloomFilter<false> {
    *   other parameters), `BLOOM_CORRUPT_STORE` (it holds something else, or is damaged), `BLOOM_DATA_LOST`
    *   (LevelDB lost the filter's records there), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
+  static create(location: string, options: LevelCreateOptions & { readonly counting: true }): Promise<CountingLevelFilter>
   static create(location: string, options: LayeredLevelOptions): Promise<LayeredLevelFilter>
   static create(location: string, options: LevelCreateOptions): Promise<LevelBloomFilter>
-  static async create(location: string, options: LevelCreateOptions | LayeredLevelOptions): Promise<LevelBloomFilter | LayeredLevelFilter> {
+  static async create(
+    location: string,
+    options: LevelCreateOptions | LayeredLevelOptions | (LevelCreateOptions & { readonly counting: true }),
+  ): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
+    // With `counting: true`, a counting filter (counting-level-filter.ts); not layered.
+    if ((options as { counting?: unknown } | undefined)?.counting === true) {
+      if (isLayeredOptions(options)) {
+        throw new BloomError(
+          'BLOOM_INVALID_PARAMETER',
+          'counting: a counting filter cannot also grow or rotate (growth, window): removing a key would have to find the layer that counted it, and a key added again lands in another',
+        )
+      }
+      return CountingLevelFilter.create(location, options as SizingOptions)
+    }
     // With `growth` or `window`, a layered filter (layered-level-filter.ts).
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
     // Without a seed, a random one (keyed hashing); a filter already in the folder keeps its own.
@@ -60,7 +77,10 @@ export class LevelBloomFilter extends BloomFilter<false> {
    */
   static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter> {
     const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
-      if (error instanceof BloomError && error.code === 'BLOOM_CORRUPT_STORE') await refuseLayered(location)
+      if (error instanceof BloomError && error.code === 'BLOOM_CORRUPT_STORE') {
+        await refuseLayered(location)
+        await refuseCounting(location)
+      }
       throw error
     })
     try {
@@ -114,4 +134,21 @@ export class LevelBloomFilter extends BloomFilter<false> {
     }
     return this.level.flush()
   }
+}
+
+/** Throws `BLOOM_INCOMPATIBLE` if `location` holds a counting filter (a plain open found no plain one there). */
+async function refuseCounting(location: string): Promise<void> {
+  const where = canonicalLocation(location)
+  let counting = false
+  try {
+    const db = await openDatabase(where, false)
+    try {
+      counting = (await db.get(COUNTING_META_KEY)) !== undefined
+    } finally {
+      await closeDatabase(where, db)
+    }
+  } catch {
+    return
+  }
+  if (counting) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a counting filter: open it with CountingLevelFilter.open`)
 }

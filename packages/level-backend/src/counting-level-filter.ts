@@ -1,0 +1,74 @@
+import { CountingBloomFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, newFilterParameters, type SnapshotSource } from '@bloomkit/core/store'
+import { LevelCounterStore } from './level-counter-store.js'
+
+/**
+ * A counting Bloom filter in a LevelDB folder (IndexedDB in browsers): `remove`/`removeMany`
+ * beside `add`/`has`/`addMany`/`hasMany`, every method a Promise. A 4-bit counter per position
+ * (docs/SPEC.md, section 10): the folder holds `bits / 2` bytes of counters. One process at a time
+ * (LevelDB's lock); within it, every batch runs alone and its pages are written in one atomic
+ * LevelDB batch, so a key's counters change together or not at all.
+ *
+ * `remove` is for keys you added: removing a key that reads absent changes nothing and resolves
+ * to false, but removing a never-added key that reads present (a false positive) decrements
+ * counters of keys that were added. A counter that reaches 15 stays at 15.
+ *
+ * @example
+ * const filter = await LevelBloomFilter.create('./sessions', { capacity: 100_000, errorRate: 0.01, counting: true })
+ * await filter.add('s:1')
+ * await filter.remove('s:1') // true
+ */
+export class CountingLevelFilter extends CountingBloomFilter<false> {
+  private readonly level: LevelCounterStore
+
+  private constructor(store: LevelCounterStore, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
+    super(store, hasher)
+    this.level = store
+  }
+
+  private static async over(store: LevelCounterStore): Promise<CountingLevelFilter> {
+    try {
+      return new CountingLevelFilter(store, await createKeyHasher(store.parameters.seed))
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+  }
+
+  /**
+   * A new counting filter in `location` sized for `capacity` keys at `errorRate` (the plain
+   * filter's sizing), or the counting filter already there with these parameters. Also reached by
+   * `LevelBloomFilter.create(location, { …, counting: true })`.
+   * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter, or other parameters, there), `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`, …
+   */
+  static async create(location: string, options: SizingOptions): Promise<CountingLevelFilter> {
+    const { parameters, seeded } = newFilterParameters(options)
+    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, seeded))
+  }
+
+  /** A new counting filter with explicit parameters. */
+  static async fromParameters(location: string, parameters: FilterParametersInput): Promise<CountingLevelFilter> {
+    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters))
+  }
+
+  /**
+   * The counting filter in `location`.
+   * @throws BloomError `BLOOM_INCOMPATIBLE` for a plain filter's folder (open it with `LevelBloomFilter.open`), `BLOOM_NOT_FOUND`, `BLOOM_LOCKED`.
+   */
+  static async open(location: string): Promise<CountingLevelFilter> {
+    return CountingLevelFilter.over(await LevelCounterStore.open(location))
+  }
+
+  /**
+   * A new counting filter in `location` (new or empty) from a counting snapshot (format version 3).
+   * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a plain snapshot, `BLOOM_CORRUPT_SNAPSHOT`, …
+   */
+  static async import(location: string, snapshot: SnapshotSource): Promise<CountingLevelFilter> {
+    return CountingLevelFilter.over(await LevelCounterStore.import(location, snapshot))
+  }
+
+  /** The folder (absolute path) or, in browsers, the IndexedDB name. */
+  get location(): string {
+    return this.level.location
+  }
+}

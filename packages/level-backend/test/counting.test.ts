@@ -1,0 +1,70 @@
+import { afterAll, describe, expect, test } from 'vitest'
+import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
+import { CountingMemoryFilter } from '@bloomkit/memory-backend/counting'
+import { countingFilterSuite } from '../../../test-support/counting-suite.js'
+import { withRaw } from './support/raw-level.js'
+import { tempFolders } from './support/temp-folders.js'
+
+const folders = tempFolders('bloomkit-counting-')
+afterAll(() => folders.removeAll())
+
+countingFilterSuite({
+  name: 'LevelDB',
+  create: (parameters) => CountingLevelFilter.fromParameters(folders.path(), parameters),
+  createPlain: async (parameters) => (await LevelBloomFilter.import(folders.path(), (await (await import('@bloomkit/memory-backend')).MemoryBloomFilter.fromParameters(parameters)).export())),
+  importCounting: (snapshot) => CountingLevelFilter.import(folders.path(), snapshot),
+  runs: 25,
+  fpr: { capacity: 20_000, probes: 200_000 },
+})
+
+describe('CountingLevelFilter', () => {
+  test('counters persist across close and open, and concurrent calls within the process are atomic per key', async () => {
+    const location = folders.path()
+    const filter = await LevelBloomFilter.create(location, { capacity: 2000, errorRate: 0.01, counting: true, seed: 4 })
+    expect(filter).toBeInstanceOf(CountingLevelFilter)
+    const kept = Array.from({ length: 300 }, (_, i) => `kept:${i}`)
+    const churn = Array.from({ length: 300 }, (_, i) => `churn:${i}`)
+    await filter.addMany(kept)
+    // Many calls in flight at once: each must see the others' whole effects.
+    await Promise.all([...churn.map((key) => filter.add(key)), filter.addMany(churn), ...kept.map((key) => filter.has(key))])
+    await Promise.all([...churn.map((key) => filter.remove(key)), filter.removeMany(churn)])
+    expect(await filter.hasMany(kept)).toEqual(kept.map(() => true))
+    const snapshot = await filter.export()
+    await filter.close()
+    const again = await CountingLevelFilter.open(location)
+    try {
+      expect(await again.export()).toEqual(snapshot)
+      const only = await CountingMemoryFilter.fromParameters(again.parameters)
+      only.addMany(kept)
+      expect(Buffer.from(snapshot)).toEqual(Buffer.from(only.export()))
+    } finally {
+      await again.close()
+    }
+  })
+
+  test('plain and counting folders refuse to open as the other kind; counting + growth is refused', async () => {
+    const counting = folders.path()
+    await (await CountingLevelFilter.create(counting, { capacity: 100, errorRate: 0.01 })).close()
+    await expect(LevelBloomFilter.open(counting)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter/ })
+    const plain = folders.path()
+    await (await LevelBloomFilter.create(plain, { capacity: 100, errorRate: 0.01 })).close()
+    await expect(CountingLevelFilter.open(plain)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
+    await expect(LevelBloomFilter.create(folders.path(), { capacity: 100, errorRate: 0.01, counting: true, growth: 2 } as never)).rejects.toMatchObject({ code: 'BLOOM_INVALID_PARAMETER' })
+  })
+
+  test('a counter page LevelDB lost is BLOOM_DATA_LOST, never zeros', async () => {
+    const location = folders.path()
+    const filter = await CountingLevelFilter.fromParameters(location, { bits: 1024, hashes: 3, shards: 1, seed: 1, layout: 'blocked' })
+    await filter.add('k')
+    await filter.close()
+    await withRaw(location, async (db) => {
+      for await (const key of db.keys({ gte: 'c0', lt: 'cg' })) await db.del(key)
+    })
+    const reopened = await CountingLevelFilter.open(location)
+    try {
+      await expect(reopened.has('k')).rejects.toMatchObject({ code: 'BLOOM_DATA_LOST' })
+    } finally {
+      await reopened.close()
+    }
+  })
+})
