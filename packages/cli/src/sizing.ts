@@ -46,3 +46,13 @@ function checkRedisShards(parameters: FilterParameters, forRedis: boolean): void
     throw new CliError('CLI_USAGE', `--shards must keep each shard at most ${MAX_REDIS_SHARD_BITS} bits on Redis; these parameters give ${shardBitsOf(parameters)}`)
   }
 }
+
+/**
+ * Parameters as printed: without the seed unless asked for (`--show-seed`). The seed is the key of
+ * the keyed hashing, and output lands in logs and tickets.
+ */
+export function shownParameters(parameters: FilterParameters, showSeed: boolean): Omit<FilterParameters, 'seed'> & { seed?: number } {
+  if (showSeed) return parameters
+  const { seed: _seed, ...shown } = parameters
+  return shown
+}

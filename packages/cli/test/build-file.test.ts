@@ -41,7 +41,7 @@ describe('bloomkit build into a snapshot file', () => {
 
   test('passes over groups of shards under a small --memory give the same bits as one pass', async () => {
     const result = await runCli([
-      'build', at('million.txt'), '--out', at('passes.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--shards', '8', '--memory', '1M', '--json',
+      'build', at('million.txt'), '--out', at('passes.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--shards', '8', '--memory', '1M', '--json', '--show-seed',
     ])
     expect(result.code).toBe(0)
     const summary = JSON.parse(result.stdout)
@@ -113,7 +113,7 @@ describe('bloomkit build into a snapshot file', () => {
 
   test('standard input larger than --memory is spilled through a temporary LevelDB filter, same bits', async () => {
     const keys = million.slice(0, 200_000)
-    const args = ['build', '-', '--out', at('spill.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--shards', '8', '--memory', '1M', '--json']
+    const args = ['build', '-', '--out', at('spill.blmk'), '--capacity', '1000000', '--error-rate', '0.01', '--shards', '8', '--memory', '1M', '--json', '--show-seed']
     const result = await runCli(args, { input: `${keys.join('\n')}\n` })
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)

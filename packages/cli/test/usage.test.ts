@@ -196,3 +196,23 @@ describe('debris of killed runs', () => {
     expect((await runCli(['check', `level:${at('swap-db')}`, 'a', 'd'])).stdout).toBe('a\tpresent\nd\tpresent\n')
   })
 })
+
+describe('the seed is shown only on request', () => {
+  test('inspect and build --json leave the seed out unless --show-seed', async () => {
+    const out = at('secret.blmk')
+    const built = await runCli(['build', at('keys.txt'), '--out', out, ...sizing, '--seed', '123456789', '--json'])
+    expect(built.code).toBe(0)
+    expect(built.stdout).not.toContain('123456789')
+    expect(JSON.parse(built.stdout).parameters).toEqual({ bits: expect.any(Number), hashes: expect.any(Number), shards: 1, layout: 'blocked' })
+    const shown = await runCli(['build', at('keys.txt'), '--out', out, '--replace', '--json', '--show-seed'])
+    expect(JSON.parse(shown.stdout).parameters.seed).toBe(123456789)
+    for (const args of [['inspect', out], ['inspect', out, '--json']]) {
+      const result = await runCli(args)
+      expect(result.code).toBe(0)
+      expect(result.stdout).not.toContain('123456789')
+      expect(result.stdout).not.toMatch(/seed/)
+    }
+    expect((await runCli(['inspect', out, '--show-seed'])).stdout).toMatch(/^seed +123456789$/m)
+    expect(JSON.parse((await runCli(['inspect', out, '--json', '--show-seed'])).stdout).parameters.seed).toBe(123456789)
+  })
+})

@@ -61,7 +61,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
    */
   constructor(store: BitStore<Sync>, hasher: KeyHasher) {
     if (hasher.seedA !== store.parameters.seed) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', `hasher seed ${hasher.seedA} differs from the store's seed ${store.parameters.seed}`)
+      throw new BloomError('BLOOM_INCOMPATIBLE', "the hasher's seed differs from the store's (make the hasher from store.parameters.seed)")
     }
     this.store = store
     this.hasher = hasher
@@ -80,6 +80,15 @@ export class BloomFilter<Sync extends boolean = boolean> {
    */
   get counterBits(): number {
     return 0
+  }
+
+  /**
+   * What `util.inspect` and `console.log` show: the class and the parameters with the seed hidden
+   * (it is the key of the keyed hashing; logs are read by more people than the filter).
+   */
+  [Symbol.for('nodejs.util.inspect.custom')](_depth: number, options: object, inspect: (value: unknown, options: object) => string): string {
+    const { seed: _seed, ...shown } = this.parameters
+    return `${this.constructor.name} ${inspect({ ...shown, seed: '<hidden>', closed: this.closed }, options)}`
   }
 
   /** Whether methods return plain values (true) or Promises. */

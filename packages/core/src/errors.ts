@@ -38,6 +38,15 @@ export class BloomError extends Error {
   }
 }
 
+/**
+ * Whether `value` is a {@link BloomError} (with `code`, if given). Unlike `instanceof`, it also
+ * recognises one thrown by a second copy of `@bloomkit/core` (two versions installed side by side).
+ */
+export function isBloomError(value: unknown, code?: BloomErrorCode): value is BloomError {
+  const bloom = value instanceof BloomError || (value instanceof Error && value.name === 'BloomError' && typeof (value as { code?: unknown }).code === 'string')
+  return bloom && (code === undefined || (value as BloomError).code === code)
+}
+
 /** Throws `BLOOM_INVALID_PARAMETER` naming the parameter, the allowed range and what was given. */
 export function invalidParameter(name: string, allowed: string, got: unknown): BloomError {
   return new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be ${allowed}; got ${describe(got)}`)

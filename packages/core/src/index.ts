@@ -8,7 +8,7 @@ export { BloomFilter } from './bloom-filter.js'
 export { CountingBloomFilter, type CounterReport } from './counting-bloom-filter.js'
 export { LayeredFilter, type LayeredFilterOptions } from './layered-filter.js'
 export type { Outcome } from './bit-store.js'
-export { BloomError, type BloomErrorCode } from './errors.js'
+export { BloomError, isBloomError, type BloomErrorCode } from './errors.js'
 export type { BloomKey } from './key-hasher.js'
 export { MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters, type FilterParametersInput } from './parameters.js'
 export {

@@ -114,12 +114,20 @@ export function assertSameParameters(expected: FilterParameters, actual: FilterP
   if (sameParameters(expected, actual)) return
   throw new BloomError(
     'BLOOM_INCOMPATIBLE',
-    `${what} has different parameters: expected ${formatParameters(expected)}, got ${formatParameters(actual)}`,
+    `${what} has different parameters: expected ${formatParameters(expected)}, got ${formatParameters(actual)}${seedNote(expected, actual)}`,
   )
 }
 
-/** `bits=… hashes=… shards=… seed=… layout=…`, for messages. */
+/**
+ * `bits=… hashes=… shards=… layout=…`, for messages. The seed is left out: it is the key of the
+ * keyed hashing, and messages reach logs and HTTP responses (say that seeds differ with {@link seedNote}).
+ */
 export function formatParameters(p: FilterParameters): string {
-  return `bits=${p.bits} hashes=${p.hashes} shards=${p.shards} seed=${p.seed} layout=${p.layout}`
+  return `bits=${p.bits} hashes=${p.hashes} shards=${p.shards} layout=${p.layout}`
+}
+
+/** `"; the seeds differ"` when they do, else `""`: the part of a mismatch {@link formatParameters} does not show. */
+export function seedNote(a: FilterParameters, b: FilterParameters): string {
+  return a.seed === b.seed ? '' : '; the seeds differ'
 }
 

@@ -19,6 +19,7 @@ export {
   HASH_SCHEMES,
   layoutOfScheme,
   sameParameters,
+  seedNote,
   shardBitsOf,
   shardBytesOf,
 } from './parameters.js'

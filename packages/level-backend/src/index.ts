@@ -4,3 +4,5 @@ export { CountingLevelFilter } from './counting-level-filter.js'
 export { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
 export type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
 export type { SnapshotSource } from './import.js'
+// What every user of this backend needs from core, so that installing this one package is enough.
+export { BloomError, isBloomError, optimalParameters, sizeFilter, type BloomErrorCode, type BloomKey, type FilterParameters } from '@bloomkit/core'

@@ -2,6 +2,7 @@ import { BloomError, type FilterParameters, type FilterParametersInput } from '@
 import {
   checkParameters,
   formatParameters,
+  seedNote,
   orInto,
   adoptsStored,
   type BitStore,
@@ -119,7 +120,7 @@ export class LevelBitStore implements BitStore<false> {
         throw new BloomError(
           'BLOOM_INCOMPATIBLE',
           `${where} already holds a filter with other parameters: ${formatParameters(existing.parameters)}` +
-            ` (asked for ${formatParameters(checked)}); open it, or use another folder`,
+            ` (asked for ${formatParameters(checked)}${seedNote(existing.parameters, checked)}); open it, or use another folder`,
         )
       }
       return { meta: existing, anchor: existingAnchor(where) }

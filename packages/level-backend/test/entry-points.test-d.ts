@@ -2,7 +2,7 @@ import { expectTypeOf, test } from 'vitest'
 import type * as Level from '@bloomkit/level-backend'
 
 test("'@bloomkit/level-backend' exports only its public classes", () => {
-  expectTypeOf<keyof typeof Level>().toEqualTypeOf<'CountingLevelFilter' | 'LayeredLevelFilter' | 'LevelBitStore' | 'LevelBloomFilter'>()
+  expectTypeOf<keyof typeof Level>().toEqualTypeOf<'CountingLevelFilter' | 'LayeredLevelFilter' | 'LevelBitStore' | 'LevelBloomFilter' | 'BloomError' | 'isBloomError' | 'optimalParameters' | 'sizeFilter'>()
 })
 
 test("'@bloomkit/level-backend' exports its option types", () => {

@@ -4,7 +4,7 @@ import type * as Memory from '@bloomkit/memory-backend'
 import type * as Layered from '@bloomkit/memory-backend/layered'
 
 test("'@bloomkit/memory-backend' exports only its fixed filter and store: no layered code", () => {
-  expectTypeOf<keyof typeof Memory>().toEqualTypeOf<'MemoryBitStore' | 'MemoryBloomFilter'>()
+  expectTypeOf<keyof typeof Memory>().toEqualTypeOf<'MemoryBitStore' | 'MemoryBloomFilter' | 'BloomError' | 'isBloomError' | 'optimalParameters' | 'sizeFilter'>()
 })
 
 test("'@bloomkit/memory-backend/layered' exports the layered filter, and the fixed one its import may return", () => {

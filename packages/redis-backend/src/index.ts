@@ -14,3 +14,5 @@ export {
 } from './options.js'
 export type { SnapshotSource } from './import.js'
 export { STORE_FORMAT, type FilterMeta, type FilterState } from './meta.js'
+// What every user of this backend needs from core, so that installing this one package is enough.
+export { BloomError, isBloomError, optimalParameters, sizeFilter, type BloomErrorCode, type BloomKey, type FilterParameters } from '@bloomkit/core'

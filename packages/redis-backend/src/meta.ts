@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, adoptsStored } from '@bloomkit/core/store'
+import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, adoptsStored, seedNote } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
@@ -163,7 +163,7 @@ export async function createMeta(shards: ShardGenerations, state: FilterState, t
   if (!adoptsStored(parameters, stored.parameters, seeded)) {
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
-      `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}`,
+      `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}${seedNote(stored.parameters, parameters)}`,
     )
   }
   return stored

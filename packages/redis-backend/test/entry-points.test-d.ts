@@ -2,7 +2,7 @@ import { expectTypeOf, test } from 'vitest'
 import type * as Redis from '@bloomkit/redis-backend'
 
 test("'@bloomkit/redis-backend' exports only its public classes, sizing and limits", () => {
-  expectTypeOf<keyof typeof Redis>().toEqualTypeOf<'DEFAULT_SHARD_BITS' | 'MAX_REDIS_SHARD_BITS' | 'RedisBloomFilter' | 'RedisCountingFilter' | 'RedisLayeredFilter' | 'STORE_FORMAT' | 'sizeRedisFilter'>()
+  expectTypeOf<keyof typeof Redis>().toEqualTypeOf<'DEFAULT_SHARD_BITS' | 'MAX_REDIS_SHARD_BITS' | 'RedisBloomFilter' | 'RedisCountingFilter' | 'RedisLayeredFilter' | 'STORE_FORMAT' | 'sizeRedisFilter' | 'BloomError' | 'isBloomError' | 'optimalParameters' | 'sizeFilter'>()
 })
 
 test("'@bloomkit/redis-backend' exports its option and client types", () => {

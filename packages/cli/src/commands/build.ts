@@ -12,7 +12,7 @@ import { byteCount, byteSize, integer, probability } from '../flags.js'
 import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
 import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
-import { parametersFromFlags } from '../sizing.js'
+import { parametersFromFlags, shownParameters } from '../sizing.js'
 import { consuming, existingRedisFilter, requireName, storedFilter, writeLevel, writeRedis, writeSnapshotFile, type StoredFilter } from '../stores.js'
 import { closeRedis, connectRedis, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
 import { checkWholeInput, thenCheck } from '../whole-input.js'
@@ -37,6 +37,7 @@ interface BuildOptions {
   progress?: boolean
   quiet?: boolean
   json?: boolean
+  showSeed?: boolean
   expect?: number
   minKeys?: number
   endMarker?: string
@@ -87,6 +88,7 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--progress', 'show the progress bar even when standard error is not a terminal')
   .option('-q, --quiet', 'no progress bar and no summary')
   .option('--json', 'print the summary as JSON on standard output')
+  .option('--show-seed', 'with --json: include the hash seed (a secret: who knows it can craft keys that read present)')
   .addHelpText(
     'after',
     `
@@ -164,7 +166,7 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
     passes: input === '-' ? 1 : groups.length,
     seconds: Number(seconds.toFixed(3)),
     keysPerSecond: Math.round(counts.keys / seconds),
-    parameters,
+    parameters: shownParameters(parameters, options.showSeed === true),
   }
   if (options.json === true) console.log(JSON.stringify(summary, null, 2))
   else if (options.quiet !== true) {

@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { integer } from '../flags.js'
 import { fillStats } from '../filter-stats.js'
 import { formatBytes } from '../progress.js'
+import { shownParameters } from '../sizing.js'
 import { openFilter } from '../stores.js'
 import { parseTarget, redact, refuseRedisFlags } from '../targets.js'
 
@@ -12,6 +13,7 @@ export const inspectCommand = new Command('inspect')
   .argument('<target>', 'file.blmk, level:<folder>, redis://host:port[/db] or redis+cluster://host:port')
   .option('--name <filter>', 'the filter\'s name (Redis targets)')
   .option('--timeout <ms>', 'Redis: milliseconds per command and connection', integer(1, 2 ** 31 - 1), 5000)
+  .option('--show-seed', 'also show the hash seed (a secret: who knows it can craft keys that read present)')
   .option('--json', 'print JSON')
   .addHelpText(
     'after',
@@ -22,7 +24,7 @@ Examples:
   $ bloomkit inspect redis://localhost:6379 --name user-ids
   $ bloomkit inspect redis+cluster://10.0.0.1:7000 --name ids --json | jq .errorRate`,
   )
-  .action(async (text: string, options: { name?: string; timeout: number; json?: boolean }, command: Command) => {
+  .action(async (text: string, options: { name?: string; timeout: number; json?: boolean; showSeed?: boolean }, command: Command) => {
     const target = parseTarget(text, '<target>')
     refuseRedisFlags(command, target, { name: '--name', timeout: '--timeout' }, '<target>')
     const opened = await openFilter(target, options)
@@ -36,7 +38,7 @@ Examples:
         target: target.kind === 'redis' ? redact(target.text) : target.text,
         kind: target.kind,
         name: target.kind === 'redis' ? options.name : undefined,
-        parameters,
+        parameters: shownParameters(parameters, options.showSeed === true),
         bytes: parameters.bits / 8,
         shardBytes: shardBits / 8,
         setBits: {
@@ -62,7 +64,7 @@ Examples:
         ['layout', parameters.layout],
         ['bits', `${number(parameters.bits)} (${formatBytes(report.bytes)}) in ${number(parameters.shards)} shard(s) of ${formatBytes(report.shardBytes)}`],
         ['hashes', String(parameters.hashes)],
-        ['seed', String(parameters.seed)],
+        ...(options.showSeed === true ? [['seed', String(parameters.seed)] as [string, string]] : []),
         ['set bits', `${number(report.setBits.total)} (${(report.fill * 100).toFixed(2)} % full); per shard min ${number(report.setBits.min)}, median ${number(report.setBits.median)}, max ${number(report.setBits.max)}`],
         ['estimated', `${number(report.estimatedCount)} keys`],
         ['error rate', `${report.errorRate.toPrecision(3)} now`],
