@@ -175,7 +175,7 @@ export function decodeLayeredSnapshot(bytes: Uint8Array): LayeredSnapshot {
       if (error instanceof BloomError && error.code === 'BLOOM_UNSUPPORTED_VERSION') throw error
       throw corrupt(`layer ${i}: ${(error as Error).message}`, error)
     }
-    if (layer.parameters.seed !== policy.seed) throw corrupt(`layer ${i} has seed ${layer.parameters.seed}, the filter ${policy.seed}`)
+    if (layer.parameters.seed !== policy.seed) throw corrupt(`layer ${i} has another seed than the filter`)
     layers.push({ window, count: layerCount, parameters: checkParameters(layer.parameters), payload: layer.payload })
     at += length
   }
