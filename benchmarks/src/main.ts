@@ -23,6 +23,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   cli: async () => (await import('./cli.js')).runCliBenchmarks,
   guard: async () => (await import('./guard.js')).runGuardBenchmarks,
   layered: async () => (await import('./layered.js')).runLayeredBenchmarks,
+  counting: async () => (await import('./counting.js')).runCountingBenchmarks,
 }
 
 const args = process.argv.slice(2)
