@@ -1,6 +1,7 @@
 import { BloomError, BloomFilter, type SizingOptions } from '@bloomkit/core'
 import { createKeyHasher, isLayeredOptions, newFilterParameters } from '@bloomkit/core/store'
-import { LayeredLevelFilter, refuseLayered, type LayeredLevelOptions } from './layered-level-filter.js'
+import { LayeredLevelFilter, type LayeredLevelOptions } from './layered-level-filter.js'
+import { refuseLayered } from './level-layers.js'
 import type { SnapshotSource } from './import.js'
 import { CountingLevelFilter } from './counting-level-filter.js'
 import { canonicalLocation, closeDatabase, openDatabase } from './database.js'

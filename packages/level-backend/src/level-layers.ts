@@ -1,0 +1,179 @@
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import type { LayerEntry, LayerPolicy, LayerStorage, StoredLayer } from '@bloomkit/core/store'
+import { canonicalLocation, closeDatabase, openDatabase, removeLocation, type Database } from './database.js'
+import { LevelBitStore } from './level-bit-store.js'
+import type { LevelCreateStoreOptions } from './options.js'
+
+const MANIFEST_KEY = 'layered'
+const MANIFEST_FORMAT = 1
+
+/** The manifest: the policy and the layers in order; written whole, in one LevelDB put, before a layer is used and after one is dropped. */
+export interface Manifest {
+  readonly format: number
+  readonly policy: LayerPolicy
+  readonly layers: readonly LayerEntry[]
+  /** The id the next layer gets: a folder `L<nextId>` that exists is a layer whose creation a crash cut short. */
+  readonly nextId: number
+  /** Layers dropped from the list whose folders may not be deleted yet. */
+  readonly dropped: readonly number[]
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/**
+ * A layered filter's storage in one LevelDB folder: each layer an ordinary LevelDB filter in
+ * `<folder>/L<id>`, and `<folder>/manifest` listing them with the policy and each layer's count.
+ *
+ * Crash rules: a layer's folder is created (and its metadata synced) before the manifest lists
+ * it, and keys go only into listed layers, so a crash while adding a layer loses nothing that
+ * resolved and leaves a folder that opens (the half-made layer is deleted on the next open).
+ * Dropped layers are unlisted first and deleted after. Counts are written after each batch; a
+ * crash may lose the last batch's count, so that layer may take that many keys more.
+ */
+export class LevelLayers implements LayerStorage<false> {
+  readonly sync = false
+  layers: readonly StoredLayer<false>[]
+  private nextId: number
+
+  private constructor(
+    readonly location: string,
+    private readonly db: Database,
+    readonly policy: LayerPolicy,
+    private readonly options: LevelCreateStoreOptions,
+    layers: StoredLayer<false>[],
+    nextId: number,
+  ) {
+    this.layers = layers
+    this.nextId = nextId
+  }
+
+  /** Opens the manifest database of `where` (created when `create`), and runs `body` on it; closes it if `body` throws. */
+  static async withManifest<T>(where: string, create: boolean, body: (db: Database) => Promise<T>): Promise<T> {
+    const db = await openDatabase(`${where}/manifest`, create)
+    try {
+      return await body(db)
+    } catch (error) {
+      await closeDatabase(`${where}/manifest`, db)
+      throw error
+    }
+  }
+
+  /** The layers the manifest lists, opened; deletes folders a crash left (a layer being made, layers dropped). */
+  static async load(where: string, db: Database, manifest: Manifest, options: LevelCreateStoreOptions): Promise<LevelLayers> {
+    removeLocation(`${where}/L${manifest.nextId}`)
+    for (const id of manifest.dropped) removeLocation(`${where}/L${id}`)
+    const layers: StoredLayer<false>[] = []
+    try {
+      for (const entry of manifest.layers) {
+        const store = await LevelBitStore.open(`${where}/L${entry.id}`, options).catch((error: unknown) => {
+          if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') {
+            throw new BloomError('BLOOM_DATA_LOST', `${where}: listed layer L${entry.id} is gone; import a snapshot or create the filter anew`, { cause: error })
+          }
+          throw error
+        })
+        const count = await db.get(`count:${entry.id}`)
+        layers.push({ entry: { id: entry.id, window: entry.window, index: entry.index, capacity: entry.capacity }, store, count: count === undefined ? 0 : Number(decoder.decode(count)) })
+      }
+    } catch (error) {
+      for (const layer of layers) await layer.store.close()
+      throw error
+    }
+    const storage = new LevelLayers(where, db, manifest.policy, options, layers, manifest.nextId)
+    if (manifest.dropped.length > 0) await storage.save([])
+    return storage
+  }
+
+  async append(entry: Omit<LayerEntry, 'id'>, parameters: FilterParameters): Promise<StoredLayer<false>> {
+    const id = this.nextId
+    const folder = `${this.location}/L${id}`
+    removeLocation(folder) // what a crash left of a layer never listed
+    const store = await LevelBitStore.create(folder, parameters, this.options)
+    const layer: StoredLayer<false> = { entry: { id, ...entry }, store, count: 0 }
+    this.layers = [...this.layers, layer]
+    this.nextId++
+    await this.save([])
+    return layer
+  }
+
+  async drop(gone: readonly StoredLayer<false>[]): Promise<void> {
+    const ids = gone.map((layer) => layer.entry.id)
+    this.layers = this.layers.filter((layer) => !ids.includes(layer.entry.id))
+    await this.save(ids)
+    for (const layer of gone) {
+      await layer.store.close()
+      removeLocation(`${this.location}/L${layer.entry.id}`)
+    }
+    await this.save([])
+  }
+
+  reserve(_layer: StoredLayer<false>, want: number): Promise<number> {
+    return Promise.resolve(want)
+  }
+
+  async settle(layer: StoredLayer<false>, _reserved: number, added: number): Promise<void> {
+    layer.count += added
+    await this.db.put(`count:${layer.entry.id}`, encoder.encode(String(layer.count)))
+  }
+
+  /** Writes each layer's changed pages. */
+  async flush(): Promise<void> {
+    for (const layer of this.layers) await (layer.store as LevelBitStore).flush()
+  }
+
+  async close(): Promise<void> {
+    for (const layer of this.layers) await layer.store.close()
+    await closeDatabase(`${this.location}/manifest`, this.db)
+  }
+
+  private async save(dropped: number[]): Promise<void> {
+    await writeManifest(this.db, { format: MANIFEST_FORMAT, policy: this.policy, layers: this.layers.map((layer) => layer.entry), nextId: this.nextId, dropped })
+  }
+}
+
+/** A new manifest for `policy` with these layers (an import's) or none. */
+export function newManifest(policy: LayerPolicy, layers: readonly LayerEntry[] = []): Manifest {
+  return { format: MANIFEST_FORMAT, policy, layers, nextId: layers.length + 1, dropped: [] }
+}
+
+/**
+ * `BLOOM_INCOMPATIBLE` if `location` holds a layered filter (its manifest opens), so that a fixed
+ * filter's `open` says what is there rather than "not a LevelDB folder"; otherwise nothing.
+ */
+export async function refuseLayered(location: string): Promise<void> {
+  const manifest = `${canonicalLocation(location)}/manifest`
+  let db: Database
+  try {
+    db = await openDatabase(manifest, false)
+  } catch {
+    return
+  }
+  await closeDatabase(manifest, db)
+  throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a layered filter: open it with LayeredLevelFilter.open`)
+}
+
+export async function readManifest(db: Database, where: string): Promise<Manifest | undefined> {
+  const bytes = await db.get(MANIFEST_KEY)
+  if (bytes === undefined) return undefined
+  let manifest: Manifest
+  try {
+    manifest = JSON.parse(decoder.decode(bytes)) as Manifest
+  } catch (error) {
+    throw new BloomError('BLOOM_CORRUPT_STORE', `${where}: the layered manifest is not readable`, { cause: error })
+  }
+  if (manifest.format !== MANIFEST_FORMAT) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${where}: layered manifest format ${manifest.format}; this release reads ${MANIFEST_FORMAT}`)
+  }
+  return manifest
+}
+
+export function writeManifest(db: Database, manifest: Manifest, counts: ReadonlyMap<number, number> = new Map()): Promise<void> {
+  if (counts.size === 0) return db.put(MANIFEST_KEY, encoder.encode(JSON.stringify(manifest)), { sync: true })
+  return db.batch(
+    [
+      { type: 'put', key: MANIFEST_KEY, value: encoder.encode(JSON.stringify(manifest)) },
+      ...[...counts].map(([id, count]) => ({ type: 'put' as const, key: `count:${id}`, value: encoder.encode(String(count)) })),
+    ],
+    { sync: true },
+  )
+}
