@@ -230,9 +230,9 @@ export async function writeRedis(
   target: Target & { kind: 'redis' },
   name: string,
   chunks: AsyncIterable<Uint8Array>,
-  options: { replace: boolean; timeout: number; ttl?: number },
+  options: { replace: boolean; timeout: number; ttl?: number; label?: string },
 ): Promise<void> {
-  const client = await connectRedis(target, options)
+  const client = await connectRedis(target, { timeout: options.timeout, label: options.label ?? `build:${name}` })
   try {
     const existing = await existingRedisFilter(client, name, options.timeout)
     if (existing !== undefined) {

@@ -102,6 +102,36 @@ export function redact(text: string): string {
 export interface ConnectOptions {
   /** Milliseconds to wait for a connection and for each command. */
   readonly timeout: number
+  /**
+   * What this connection works on, as `build:<filter>`: its CLIENT SETNAME is then
+   * `bloomkit-build:<filter>`, so that CLIENT LIST shows which filter a connection writes and
+   * `--force` can tell a live writer from a dead one ({@link liveWriters}).
+   */
+  readonly label?: string
+}
+
+/** The connection name for a label (CLIENT SETNAME takes no spaces or control characters). */
+function connectionNameOf(label: string | undefined): string {
+  return label === undefined ? 'bloomkit' : `bloomkit-${label}`.replace(/[^\x21-\x7e]/g, '_')
+}
+
+/**
+ * Other connections (on every master) named for `label`: bloomkit processes working on that
+ * filter now. A process that died has none: the server drops a dead client's connection.
+ */
+export async function liveWriters(client: Redis | Cluster, label: string): Promise<string[]> {
+  const wanted = connectionNameOf(label)
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
+  const found: string[] = []
+  for (const node of nodes) {
+    const own = String(await node.client('ID'))
+    const list = String(await node.client('LIST'))
+    for (const line of list.split('\n')) {
+      const fields = Object.fromEntries(line.trim().split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+      if (fields.name === wanted && fields.id !== own) found.push(fields.addr ?? '?')
+    }
+  }
+  return found
 }
 
 /**
@@ -116,15 +146,16 @@ export async function connectRedis(target: Target & { kind: 'redis' }, options: 
     password: password === '' ? undefined : password,
     connectTimeout: options.timeout,
     // Shown by CLIENT LIST, so an operator sees which connections are a bloomkit load.
-    connectionName: 'bloomkit',
+    connectionName: connectionNameOf(options.label),
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,
     ...(tls === undefined ? {} : { tls }),
   }
   const nodes = hosts.map(({ host, port }) => ({ host, port: port === '' ? 6379 : Number(port) }))
+  const db = path.length > 1 ? Number(path.slice(1)) : 0
   const client = target.cluster
     ? new Cluster(nodes, { lazyConnect: true, enableOfflineQueue: true, clusterRetryStrategy: () => null, slotsRefreshTimeout: options.timeout, redisOptions: common })
-    : new Redis({ ...common, ...nodes[0], db: path.length > 1 ? Number(path.slice(1)) : 0, lazyConnect: true })
+    : new Redis({ ...common, ...nodes[0], db, lazyConnect: true })
   // Errors reach us through the commands that fail; without a listener ioredis would print them too.
   // The first one is kept: a failed connect rejects with "Connection is closed", which hides why.
   let firstError: unknown
@@ -132,10 +163,22 @@ export async function connectRedis(target: Target & { kind: 'redis' }, options: 
   try {
     await client.connect()
     if (target.cluster) await waitForClusterReady(client as Cluster, options.timeout)
-    return client
   } catch (error) {
     client.disconnect()
     throw new CliError('CLI_TARGET', `cannot connect to ${redact(target.url)}`, { cause: firstError ?? error })
+  }
+  // ioredis sends SELECT on connect but only logs its failure, and goes on in database 0: a build
+  // reported done at /99 would have written database 0. Select again and fail on refusal.
+  if (db !== 0) await selectDatabase(client as Redis, db, target)
+  return client
+}
+
+async function selectDatabase(client: Redis, db: number, target: Target & { kind: 'redis' }): Promise<void> {
+  try {
+    await client.select(db)
+  } catch (error) {
+    client.disconnect()
+    throw new CliError('CLI_TARGET', `${redact(target.url)}: the server refuses database ${db}`, { cause: error })
   }
 }
 

@@ -14,7 +14,8 @@ import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
 import { parametersFromFlags, shownParameters } from '../sizing.js'
 import { consuming, existingRedisFilter, requireName, storedFilter, writeLevel, writeRedis, writeSnapshotFile, type StoredFilter } from '../stores.js'
-import { closeRedis, connectRedis, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
+import { closeRedis, connectRedis, liveWriters, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
+import type { Cluster, Redis } from 'ioredis'
 import { checkWholeInput, thenCheck } from '../whole-input.js'
 
 interface BuildOptions {
@@ -31,6 +32,7 @@ interface BuildOptions {
   column?: string
   header?: boolean
   replace?: boolean
+  force?: boolean
   memory: number
   ttl?: number
   timeout: number
@@ -69,6 +71,7 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--column <column>', 'csv: column number (from 1) or header name; jsonl: field name (default: the line is a JSON string, or its "key" field)')
   .option('--header', 'csv: the first row is a header (implied by a --column name)')
   .option('--replace', 'replace an existing filter at the target (atomically)')
+  .option('--force', 'Redis --replace: take the lock of a rebuild whose bloomkit was killed (refused while another bloomkit builds this filter)')
   .option('--expect <keys>', 'commit only if the input holds exactly this many keys (blank lines not counted)', integer(0, Number.MAX_SAFE_INTEGER))
   .option('--min-keys <keys>', 'commit only if the input holds at least this many keys', integer(0, Number.MAX_SAFE_INTEGER))
   .option('--end-marker <line>', 'commit only if the input ends with this line (not a key), written by the producer once it succeeded')
@@ -107,7 +110,7 @@ Examples:
 async function build(input: string, options: BuildOptions, command: Command): Promise<void> {
   if (options.out === undefined) throw new CliError('CLI_USAGE', 'build needs -o, --out <target>: where to build the filter')
   const target = parseTarget(options.out, '--out')
-  refuseRedisFlags(command, target, { name: '--name', ttl: '--ttl', timeout: '--timeout' }, '--out')
+  refuseRedisFlags(command, target, { name: '--name', ttl: '--ttl', timeout: '--timeout', force: '--force' }, '--out')
   const name = target.kind === 'redis' ? requireName(options.name) : undefined
   const size = inputSize(input)
   const inputOptions: InputOptions = {
@@ -207,7 +210,7 @@ async function write(target: Target, name: string | undefined, source: AsyncIter
   const replace = options.replace === true
   if (target.kind === 'file') return writeSnapshotFile(target.path, source, replace)
   if (target.kind === 'level') return writeLevel(target.folder, source, replace)
-  return writeRedis(target, name!, source, { replace, timeout: options.timeout, ttl: options.ttl })
+  return writeRedis(target, name!, source, { replace, timeout: options.timeout, ttl: options.ttl, label: `build:${name!}` })
 }
 
 /** A pass runner for {@link buildSnapshot} that adds every block of a pass over the input. */
@@ -230,7 +233,8 @@ async function rebuildRedis(
   blocks: (pass: number) => AsyncIterable<KeyBlock>,
   whole: () => Promise<void>,
 ): Promise<void> {
-  const client = await connectRedis(target, options)
+  const label = `build:${name}`
+  const client = await connectRedis(target, { timeout: options.timeout, label })
   let existing
   try {
     existing = await existingRedisFilter(client, name, options.timeout)
@@ -243,7 +247,18 @@ async function rebuildRedis(
         )
       }
       const rebuilding = existing
-      await consuming(thenCheck(keysOf(blocks(0)), whole), (keys) => rebuilding.rebuild(keys))
+      const force = options.force === true
+      if (force) await refuseLiveWriters(client, label, name)
+      try {
+        await consuming(thenCheck(keysOf(blocks(0)), whole), (keys) => rebuilding.rebuild(keys, { force }))
+      } catch (error) {
+        if (!(error instanceof BloomError && error.code === 'BLOOM_LOCKED')) throw error
+        throw new BloomError(
+          'BLOOM_LOCKED',
+          `filter "${name}" is locked by another rebuild or import; if the bloomkit that held it was killed, pass --force (refused while another bloomkit works on this filter)`,
+          { cause: error },
+        )
+      }
     }
   } finally {
     await existing?.close()
@@ -251,7 +266,20 @@ async function rebuildRedis(
   }
   if (existing === undefined) {
     const source = thenCheck(buildSnapshot(parameters, planShardGroups(parameters, options.memory), fillFrom(blocks)), whole)
-    await writeRedis(target, name, source, { replace: false, timeout: options.timeout, ttl: options.ttl })
+    await writeRedis(target, name, source, { replace: false, timeout: options.timeout, ttl: options.ttl, label })
+  }
+}
+
+/**
+ * `--force` takes a rebuild lock whatever holds it, so it must not take one from a live process:
+ * every bloomkit connection that writes a filter is named for it (CLIENT SETNAME
+ * bloomkit-build:<filter>), and the server drops the connections of a process that died. Another
+ * such connection means a bloomkit is building this filter now.
+ */
+async function refuseLiveWriters(client: Redis | Cluster, label: string, name: string): Promise<void> {
+  const live = await liveWriters(client, label)
+  if (live.length > 0) {
+    throw new BloomError('BLOOM_LOCKED', `--force refused: another bloomkit is building filter "${name}" now (connection from ${live.join(', ')}); wait for it or stop it`)
   }
 }
 
