@@ -1,5 +1,5 @@
 import { blockStart } from '@bloomkit/core/spec'
-import { createKeyHasher } from '@bloomkit/core/store'
+import { createKeyHasher, KeyHasher } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
@@ -107,8 +107,20 @@ export async function runMemoryBenchmarks(report: Report, { quick }: SuiteOption
     // Subjects take turns, task by task, over many short rounds, so that a slow spell of this shared
     // machine (it swings by up to 2x within a second) hits both alike; which goes first alternates.
     // Each figure is the median over the rounds.
+    // hasMany in batches of 1000 (random order) and the hash alone, timed in the same rounds (issue 25).
+    const batched = {
+      hasMany: batchedCall(ours, keySets.presentRandom),
+      missMany: batchedCall(ours, keySets.absentRandom),
+      hashOnly: hashOnlyCall(ours, keySets.presentRandom),
+    }
+    const batchedRounds: Array<Record<keyof typeof batched, number>> = []
     for (let round = 0; round < rounds; round++) {
       report.progress(round, rounds, `${label}: paired round ${round + 1}`)
+      const sample = {} as Record<keyof typeof batched, number>
+      for (const [what, call] of Object.entries(batched) as Array<[keyof typeof batched, () => unknown]>) {
+        sample[what] = await medianOpsPerSecond(`bloomkit ${what} ${label}`, CHUNK, call, { time: 0, iterations: CALLS_PER_ROUND, warmup: round === 0 })
+      }
+      batchedRounds.push(sample)
       for (const task of Object.keys(TASKS) as Task[]) {
         const order = round % 2 === 0 ? [...tasks] : [...tasks].reverse()
         for (const [name, entry] of order) {
@@ -162,6 +174,40 @@ export async function runMemoryBenchmarks(report: Report, { quick }: SuiteOption
       notes: `${(Object.keys(TASKS) as Task[]).map(pairedRatio).join(', ')}; median of ${rounds} paired rounds`,
     })
 
+    // The issue's targets, each a ratio of figures from the same rounds (median over rounds).
+    const roundRatio = (ours: (round: number) => number, theirs: (round: number) => number) => {
+      const ratios = batchedRounds.map((_, round) => ours(round) / theirs(round))
+      return `${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
+    }
+    const ownRounds = tasks.get('bloomkit')!.samples
+    const peerRounds = tasks.get('bloomfilter@1.1.0')!.samples
+    for (const [what, single, keysLabel] of [['hasMany', 'hasRandom', 'present'], ['missMany', 'missRandom', 'absent']] as const) {
+      report.add({
+        suite: 'memory',
+        task: `hasMany ${label} (${keysLabel}, random order)`,
+        subject: 'bloomkit',
+        batch: BATCH,
+        opsPerSecond: median(batchedRounds.map((r) => r[what])),
+        notes: `${roundRatio((r) => batchedRounds[r][what], (r) => ownRounds[r][single])} bloomkit's loop of has() (target ≥ 2×), ${roundRatio((r) => batchedRounds[r][what], (r) => peerRounds[r][single])} bloomfilter's loop of test() (target ≥ 2.5×); paired rounds`,
+      })
+    }
+    report.add({
+      suite: 'memory',
+      task: `hash alone ${label} (present keys, random order)`,
+      subject: 'bloomkit KeyHasher',
+      batch: 1,
+      opsPerSecond: median(batchedRounds.map((r) => r.hashOnly)),
+      notes: `the hash is ${roundRatio((r) => ownRounds[r].hasRandom, (r) => batchedRounds[r].hashOnly).replace(/×/, '')} of a full has() (time share); the rest is the memory access`,
+    })
+    report.add({
+      suite: 'memory',
+      task: `ratio ${label}: single-call has, random order`,
+      subject: 'bloomkit / bloomfilter',
+      batch: 1,
+      opsPerSecond: 0,
+      notes: `present ${roundRatio((r) => ownRounds[r].hasRandom, (r) => peerRounds[r].hasRandom)}, absent ${roundRatio((r) => ownRounds[r].missRandom, (r) => peerRounds[r].missRandom)} (issue 25 target at 10M: ≥ 1.3×)`,
+    })
+
     const batchAdd = cycle(keySets.present)
     const batchHas = cycle(keySets.present)
     const addMany = await medianOpsPerSecond(`bloomkit addMany ${label}`, CHUNK, () => ours.addMany(batchAdd()))
@@ -171,6 +217,98 @@ export async function runMemoryBenchmarks(report: Report, { quick }: SuiteOption
 
     const o = { add: median(oursRounds.map((s) => s.add)), has: median(oursRounds.map((s) => s.has)) }
     if (n <= 1_000_000) await runBloomFilters(report, label, keys, probes, o)
+  }
+  if (!quick) await runHuge(report)
+}
+
+/** The 100M-key filter (~120 MiB, far past every cache): full runs only. */
+const HUGE = 100_000_000
+const HUGE_ROUNDS = 15
+
+/**
+ * A filter of {@link HUGE} keys, bloomkit beside bloomfilter: fill (keys made on the fly, as an
+ * array of 100M strings would not fit), then random-order checks in paired rounds, single calls and
+ * hasMany of 1000.
+ */
+async function runHuge(report: Report): Promise<void> {
+  const label = sizeLabel(HUGE)
+  const ours = await MemoryBloomFilter.create({ capacity: HUGE, errorRate: 0.01 })
+  const peer = new Bloomfilter(ours.parameters.bits, ours.parameters.hashes)
+  for (let i = 0; i < HUGE; i++) {
+    if (i % 5_000_000 === 0) report.progress(i, HUGE, `${label}: filling`)
+    const key = `user:${i}`
+    ours.add(key)
+    peer.add(key)
+  }
+  const present = chunks(randomUserKeys(0, HUGE, PROBES, 3), CHUNK)
+  const absent = chunks(randomUserKeys(HUGE, 2 * HUGE, PROBES, 4), CHUNK)
+  const calls = {
+    ours: { present: loopCall((k) => ours.has(k), present), absent: loopCall((k) => ours.has(k), absent) },
+    peer: { present: loopCall((k) => peer.test(k), present), absent: loopCall((k) => peer.test(k), absent) },
+    many: { present: batchedCall(ours, present), absent: batchedCall(ours, absent) },
+  }
+  const samples: Array<Record<string, number>> = []
+  for (let round = 0; round < HUGE_ROUNDS; round++) {
+    report.progress(round, HUGE_ROUNDS, `${label}: paired round ${round + 1}`)
+    const sample: Record<string, number> = {}
+    const order = round % 2 === 0 ? (['ours', 'peer', 'many'] as const) : (['many', 'peer', 'ours'] as const)
+    for (const who of order) {
+      for (const keys of ['present', 'absent'] as const) {
+        sample[`${who} ${keys}`] = await medianOpsPerSecond(`${who} ${keys} ${label}`, CHUNK, calls[who][keys], { time: 0, iterations: 1, warmup: round === 0 })
+      }
+    }
+    samples.push(sample)
+  }
+  const figure = (name: string) => median(samples.map((s) => s[name]))
+  const versus = (a: string, b: string) => {
+    const ratios = samples.map((s) => s[a] / s[b])
+    return `${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
+  }
+  for (const keys of ['present', 'absent'] as const) {
+    const task = `has ${label} (${keys}, random order)`
+    report.add({ suite: 'memory', task, subject: 'bloomkit', batch: 1, opsPerSecond: figure(`ours ${keys}`), notes: `${(ours.byteLength / 2 ** 20).toFixed(0)} MiB bits; ${versus(`ours ${keys}`, `peer ${keys}`)} bloomfilter` })
+    report.add({ suite: 'memory', task, subject: 'bloomfilter@1.1.0', batch: 1, opsPerSecond: figure(`peer ${keys}`) })
+    report.add({ suite: 'memory', task: `hasMany ${label} (${keys}, random order)`, subject: 'bloomkit', batch: BATCH, opsPerSecond: figure(`many ${keys}`), notes: `${versus(`many ${keys}`, `ours ${keys}`)} bloomkit's loop of has(), ${versus(`many ${keys}`, `peer ${keys}`)} bloomfilter's loop; ${HUGE_ROUNDS} paired rounds` })
+  }
+}
+
+/** One timed call: a chunk of keys, one `check` each. */
+function loopCall(check: (key: string) => boolean, keyChunks: string[][]): () => number {
+  const next = cycle(keyChunks)
+  return () => {
+    const chunk = next()
+    let x = 0
+    for (let i = 0; i < chunk.length; i++) x += check(chunk[i]) ? 1 : 0
+    return x
+  }
+}
+
+/** Keys per hasMany call in the batched rows: what services send. */
+const BATCH = 1000
+
+/** One timed call: a chunk of keys checked by hasMany in batches of {@link BATCH}. */
+function batchedCall(filter: MemoryBloomFilter, keyChunks: string[][]): () => number {
+  const batches = keyChunks.map((chunk) => Array.from({ length: chunk.length / BATCH }, (_, i) => chunk.slice(i * BATCH, (i + 1) * BATCH)))
+  const next = cycle(batches)
+  return () => {
+    let x = 0
+    for (const batch of next()) x += filter.hasMany(batch).length
+    return x
+  }
+}
+
+/** One timed call: a chunk of keys hashed (both lanes) and nothing else, with the filter's own hasher. */
+function hashOnlyCall(filter: MemoryBloomFilter, keyChunks: string[][]): () => number {
+  const hasher = new KeyHasher(filter.parameters.seed)
+  const next = cycle(keyChunks)
+  return () => {
+    const chunk = next()
+    let x = 0
+    for (let i = 0; i < chunk.length; i++) {
+      hasher.hash(chunk[i])
+      x ^= hasher.pair[0]
+    }
+    return x
   }
 }
 

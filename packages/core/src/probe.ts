@@ -25,6 +25,8 @@ export class ArrayProbe {
   private readonly blocks: number
   /** Whether the layout is blocked; add and has pick their loop by it. */
   readonly blocked: boolean
+  /** What {@link many}'s first pass read, kept so that the compiler cannot drop those loads. */
+  touched = 0
 
   /** @param bytes All of the filter's bits: `parameters.bits / 8` bytes, shard after shard. */
   constructor(parameters: FilterParameters, bytes: Uint8Array) {
@@ -115,6 +117,56 @@ export class ArrayProbe {
       h = Math.imul(h, step)
     }
     return missing === 0
+  }
+
+  /**
+   * Adds (`set`) or checks `count` keys whose hashes are `pairs[2i]`, `pairs[2i + 1]`, writing 1 or 0
+   * to `out[i]` (new, or present), in key order, so a key twice is new only the first time. Blocked
+   * layout: in two passes, first every key's block, then the probes, so that the CPU has the block
+   * loads of many keys in flight at once instead of waiting for one cache miss per key (a key's
+   * hash sits between its loads and the next key's in a loop of single calls). `starts` is the
+   * caller's scratch, at least `count` long. The classic layout goes key by key.
+   */
+  many(set: boolean, pairs: Int32Array, count: number, starts: Int32Array, out: Uint8Array): void {
+    if (!this.blocked) {
+      for (let i = 0; i < count; i++) out[i] = (set ? this.add(pairs[2 * i], pairs[2 * i + 1]) : this.has(pairs[2 * i], pairs[2 * i + 1])) ? 1 : 0
+      return
+    }
+    const { bytes, hashes } = this
+    // The block's first and last bytes: loads of nothing but an address, so the CPU issues many
+    // at once (a block may straddle two cache lines), and the probes below find the lines loaded.
+    let touched = 0
+    for (let i = 0; i < count; i++) {
+      const start = this.blockByte(pairs[2 * i], pairs[2 * i + 1])
+      starts[i] = start
+      touched |= bytes[start] | bytes[start + BLOCK_BYTES - 1]
+    }
+    this.touched = touched
+    const step = PROBE_STEP
+    for (let i = 0; i < count; i++) {
+      const base = starts[i]
+      let h = pairs[2 * i + 1] | 0
+      let missing = 0
+      if (set) {
+        for (let j = hashes; j > 0; j--) {
+          const bit = h >>> 23
+          const index = base + (bit >>> 3)
+          const mask = 0x80 >>> (bit & 7)
+          const old = bytes[index]
+          missing |= ~old & mask
+          bytes[index] = old | mask
+          h = Math.imul(h, step)
+        }
+        out[i] = missing !== 0 ? 1 : 0
+      } else {
+        for (let j = hashes; j > 0; j--) {
+          const bit = h >>> 23
+          missing |= ~bytes[base + (bit >>> 3)] & (0x80 >>> (bit & 7))
+          h = Math.imul(h, step)
+        }
+        out[i] = missing === 0 ? 1 : 0
+      }
+    }
   }
 
   /** The first byte of the key's block: its shard's start plus blockIndex, in bytes. */

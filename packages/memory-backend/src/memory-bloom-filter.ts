@@ -2,6 +2,9 @@ import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput, typ
 import { answerEach, ArrayProbe, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { MemoryBitStore } from './memory-bit-store.js'
 
+/** Keys per chunk of addMany/hasMany: hashed together, then probed together. */
+const MANY_CHUNK = 256
+
 /**
  * A Bloom filter in a `Uint8Array`: synchronous `add`/`has`/`addMany`/`hasMany`, no Promise and
  * no allocation per key. Memory is `bits / 8` bytes plus a small constant.
@@ -14,6 +17,8 @@ import { MemoryBitStore } from './memory-bit-store.js'
 export class MemoryBloomFilter extends BloomFilter<true> {
   /** Sets and tests bits in place; see {@link _addHashed}. */
   private readonly probe: ArrayProbe
+  /** addMany/hasMany's per-chunk arrays, made on first use. */
+  private scratch: { pairs: Int32Array; starts: Int32Array; out: Uint8Array } | undefined
 
   /** Prefer {@link MemoryBloomFilter.create}; this adopts a store and a hasher made for its seed. */
   constructor(store: MemoryBitStore, hasher: KeyHasher) {
@@ -80,7 +85,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   // The hooks: add and has set and test the bytes in place rather than through a PositionBatch:
   // the same bits (the tests hold them to it), ~20 % faster, and a classic `has` stops at the
-  // first unset bit. addMany and hasMany answer key by key on the same path.
+  // first unset bit. addMany and hasMany of an array take the same bits in two passes per chunk.
 
   protected override _addHashed(a: number, b: number): boolean {
     return this.probe.add(a, b)
@@ -91,11 +96,36 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   }
 
   protected override _addMany(keys: Iterable<BloomKey>): boolean[] {
-    return answerEach(keys, (key) => this.add(key))
+    return Array.isArray(keys) ? this.probeMany(true, keys) : answerEach(keys, (key) => this.add(key))
   }
 
   protected override _hasMany(keys: Iterable<BloomKey>): boolean[] {
-    return answerEach(keys, (key) => this.has(key))
+    return Array.isArray(keys) ? this.probeMany(false, keys) : answerEach(keys, (key) => this.has(key))
+  }
+
+  /**
+   * An array of keys, a chunk at a time: hash the chunk's keys, then add or check them together
+   * (ArrayProbe.many), so that their cache misses overlap. The scratch arrays are the filter's own,
+   * made once (sync calls cannot overlap).
+   */
+  private probeMany(set: boolean, keys: readonly BloomKey[]): boolean[] {
+    checkKeys(keys)
+    const scratch = (this.scratch ??= { pairs: new Int32Array(2 * MANY_CHUNK), starts: new Int32Array(MANY_CHUNK), out: new Uint8Array(MANY_CHUNK) })
+    const { pairs, starts, out } = scratch
+    const hasher = this.hasher
+    const pair = hasher.pair
+    const results = new Array<boolean>(keys.length)
+    for (let from = 0; from < keys.length; from += MANY_CHUNK) {
+      const count = Math.min(MANY_CHUNK, keys.length - from)
+      for (let i = 0; i < count; i++) {
+        hasher.hash(keys[from + i])
+        pairs[2 * i] = pair[0]
+        pairs[2 * i + 1] = pair[1]
+      }
+      this.probe.many(set, pairs, count, starts, out)
+      for (let i = 0; i < count; i++) results[from + i] = out[i] === 1
+    }
+    return results
   }
 
   /** Bytes held by the bits. */

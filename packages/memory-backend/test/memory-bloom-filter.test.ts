@@ -81,6 +81,23 @@ describe('MemoryBloomFilter', () => {
     },
   )
 
+  // addMany/hasMany of an array hash a chunk of 256 keys, then probe it (ArrayProbe.many): batches
+  // across chunk edges, with keys repeated inside a chunk and across chunks, on both layouts.
+  test.prop([sizes, fc.array(keys, { minLength: 1, maxLength: 60 }), fc.array(fc.nat(), { maxLength: 700 }), fc.array(fc.nat(), { maxLength: 600 })], { numRuns: 60 })(
+    'addMany/hasMany of arrays set the bits and give the answers of key-by-key calls, in key order',
+    async (options, pool, addPicks, probePicks) => {
+      const parameters = sizeFilter(options)
+      const added = addPicks.map((i) => pool[i % pool.length])
+      const probes = probePicks.map((i) => (i % 3 === 0 ? `absent:${i}` : pool[i % pool.length]))
+      const batched = await MemoryBloomFilter.fromParameters(parameters)
+      const single = await MemoryBloomFilter.fromParameters(parameters)
+      expect(batched.addMany(added)).toEqual(added.map((k) => single.add(k)))
+      expect(batched.export()).toEqual(single.export())
+      expect(batched.hasMany(probes)).toEqual(probes.map((k) => single.has(k)))
+    },
+    30_000, // fast alone (~1 s); the machine the suite runs on may be busy
+  )
+
   test('model-based: random add/has/export/import/merge/clear sequences never lose a key', async () => {
     type Real = { filter: MemoryBloomFilter }
     type Model = { keys: Set<string> }
