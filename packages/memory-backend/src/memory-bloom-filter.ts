@@ -109,7 +109,6 @@ export class MemoryBloomFilter extends BloomFilter<true> {
    * made once (sync calls cannot overlap).
    */
   private probeMany(set: boolean, keys: readonly BloomKey[]): boolean[] {
-    checkKeys(keys)
     const scratch = (this.scratch ??= { pairs: new Int32Array(2 * MANY_CHUNK), starts: new Int32Array(MANY_CHUNK), out: new Uint8Array(MANY_CHUNK) })
     const { pairs, starts, out } = scratch
     const hasher = this.hasher

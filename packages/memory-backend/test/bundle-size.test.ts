@@ -48,7 +48,9 @@ test('the fixed filter’s plain bundle carries no layered code', async () => {
   expect(bytesOf(/layer-policy/)).toBeLessThan(200)
   // Measured 10,498 B gzip (13,239 B before layered filters left this entry); xxhash-wasm's inlined
   // module is 11.2 KB of it minified. A bound, so that layered code creeping back fails here.
-  expect(gzip).toBeLessThan(10_800)
+  // Issue 25's hashing passes (2e3dc63, measured with this test after both landed: 11,592 B) and
+  // batched addMany/hasMany (11,956 B) moved it.
+  expect(gzip).toBeLessThan(12_300)
 })
 
 test('the layered entry bundles the layered filter (so the check above can fail)', async () => {
