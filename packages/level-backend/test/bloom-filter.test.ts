@@ -54,7 +54,7 @@ describe('create and open', () => {
   })
 
   test('the package exports only its public names', async () => {
-    expect(Object.keys(await import('@bloomkit/level-backend')).sort()).toEqual(['CountingLevelFilter', 'LayeredLevelFilter', 'LevelBitStore', 'LevelBloomFilter'])
+    expect(Object.keys(await import('@bloomkit/level-backend')).sort()).toEqual(['BloomError', 'CountingLevelFilter', 'LayeredLevelFilter', 'LevelBitStore', 'LevelBloomFilter', 'isBloomError', 'optimalParameters', 'sizeFilter'])
   })
 
   test('open of a missing folder fails with BLOOM_NOT_FOUND and creates nothing', async () => {
