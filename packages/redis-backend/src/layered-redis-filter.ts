@@ -340,7 +340,7 @@ export class RedisLayeredFilter {
     this.checkOpen()
     const results: boolean[] = []
     for (const batch of keyBatches(keys, BATCH_KEYS)) {
-      const { found, pairs } = await this.test(batch)
+      const { found, pairs } = await this.test(batch, true)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
       let previous: Layer | undefined
@@ -572,6 +572,19 @@ export class RedisLayeredFilter {
     return this.live.filter((layer) => layer.entry.window >= oldest)
   }
 
+  /**
+   * Layers an add judges keys against (docs/SPEC.md 9.8, adding step 1): the checked ones, except
+   * that while a rebuild runs (a scalable list with an index-0 layer after the first) only that
+   * layer and those after it. The layers before it are about to be dropped: a key they seem to
+   * hold (a false positive) must still be written, or it would be absent once they are gone.
+   */
+  private judgedForAdds(): Layer[] {
+    const layers = this.checked()
+    if (this.policy.kind !== 'scalable') return layers
+    for (let i = layers.length - 1; i > 0; i--) if (layers[i].entry.index === 0) return layers.slice(i)
+    return layers
+  }
+
   /** Reads the layer list and opens layers this process does not hold yet. */
   private async refresh(): Promise<void> {
     const [layers, version] = (await this.call(this.client.hmget(this.meta, 'layers', 'version'), 'read layers')) as (string | null)[]
@@ -682,9 +695,10 @@ export class RedisLayeredFilter {
    * list's version (layered-read.ts); on a Cluster every layer's check and a read of the version
    * are sent at once. A layer added meanwhile by another process is checked before answering.
    */
-  private async test(keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
+  private async test(keys: BloomKey[], adding = false): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
     const found = new Uint8Array(keys.length)
-    let layers = this.checked()
+    const judged = () => (adding ? this.judgedForAdds() : this.checked())
+    let layers = judged()
     const pairs = hashPairs(this.hasher, keys)
     const ask = (layer: Layer, batch = layerBatch(layer.parameters, pairs)): Promise<Uint8Array> => {
       const out = new Uint8Array(keys.length)
@@ -717,7 +731,7 @@ export class RedisLayeredFilter {
       // The list moved while we asked: ask the layers we did not know about as well.
       const known = new Set(layers.map((layer) => layer.entry.id))
       await this.refresh()
-      layers = this.checked().filter((layer) => !known.has(layer.entry.id))
+      layers = judged().filter((layer) => !known.has(layer.entry.id))
       for (const out of await Promise.all(layers.map((layer) => ask(layer)))) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
     }
     return { found, pairs }

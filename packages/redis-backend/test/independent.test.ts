@@ -129,6 +129,25 @@ describe('a layered filter shared with a reader and writer written from the spec
     await library.destroy()
   })
 
+  test('keys the spec’s writer adds once a layered rebuild has listed its layer are kept when the old layers go', async () => {
+    const name = uniqueName('independent-layered-rebuild')
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 1000, errorRate: 0.01, growth: 2, seed: 21 })
+    await library.addMany(keys('old', 2500))
+    const other = await spec.openLayered(redis, name)
+    const before = String(await redis.hget(`${name}:meta`, 'layers'))
+    const source = keys('source', 40_000)
+    const rebuilt = library.rebuild(source)
+    // Wait for the rebuilt layer to be listed (the list changes), then add while it is filled.
+    while (String(await redis.hget(`${name}:meta`, 'layers')) === before) await new Promise((resolve) => setTimeout(resolve, 1))
+    const during = keys('during', 300)
+    await spec.addLayered(redis, other, during)
+    await rebuilt
+    expect((await library.layers())[0].capacity).toBe(40_000)
+    expect((await library.hasMany([...source, ...during])).every(Boolean)).toBe(true)
+    expect((await spec.hasLayered(redis, other, [...source.slice(0, 3000), ...during])).every(Boolean)).toBe(true)
+    await library.destroy()
+  })
+
   test('rotating: both place keys in the window of their clock and check the last keep windows', async () => {
     const name = uniqueName('independent-rotating')
     let now = 3_600_000

@@ -184,8 +184,13 @@ export interface Fixed {
 const DISCARD = `local m = redis.call('GETRANGE', KEYS[1], ARGV[1], ARGV[1] + 3)
 if m ~= ARGV[2] and m ~= ARGV[3] and redis.call('STRLEN', KEYS[1]) < ARGV[1] + 4 then return redis.call('DEL', KEYS[1]) end return 0`
 
-export async function openFixed(redis: Redis, name: string): Promise<Fixed> {
+export async function openFixed(redis: Redis, name: string, waitMs = 5000): Promise<Fixed> {
   const f = await redis.hgetall(`${name}:meta`)
+  // Open step 5: a filter being created or imported is waited for, then BLOOM_LOCKED.
+  if ((f.state === 'creating' || f.state === 'importing') && waitMs > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    return openFixed(redis, name, waitMs - 50)
+  }
   if (Object.keys(f).length === 0) throw new SpecError('BLOOM_NOT_FOUND', name)
   if (f.format === undefined) throw new SpecError('BLOOM_CORRUPT_STORE', 'no format')
   if (f.kind === 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'layered')
@@ -397,14 +402,22 @@ async function openLayer(redis: Redis, l: Layered, entry: Entry): Promise<Fixed 
   }
 }
 
+/** Layers an add judges keys against: while a rebuild runs, the rebuilt layer (index 0, not first) and those after it. */
+function judgedForAdds(l: Layered, entries: Entry[]): Entry[] {
+  if (l.policy !== 'scalable') return entries
+  for (let i = entries.length - 1; i > 0; i--) if (entries[i].index === 0) return entries.slice(i)
+  return entries
+}
+
 /** Checks keys against the checked layers, re-reading the version after the probes (9.8). */
-export async function hasLayered(redis: Redis, l: Layered, keys: string[], now = Date.now()): Promise<boolean[]> {
+export async function hasLayered(redis: Redis, l: Layered, keys: string[], now = Date.now(), adding = false): Promise<boolean[]> {
   const out = new Array<boolean>(keys.length).fill(false)
   const probed = new Set<number>()
   let [layers, version] = await redis.hmget(`${l.name}:meta`, 'layers', 'version')
   for (;;) {
     if (version === null) throw new SpecError('BLOOM_NOT_FOUND', l.name)
-    for (const entry of checkedEntries(l, parseLayers(layers ?? ''), now)) {
+    const checked = checkedEntries(l, parseLayers(layers ?? ''), now)
+    for (const entry of adding ? judgedForAdds(l, checked) : checked) {
       if (probed.has(entry.id)) continue
       probed.add(entry.id)
       const layer = await openLayer(redis, l, entry)
@@ -470,7 +483,7 @@ export async function growLayer(redis: Redis, l: Layered, version: string, entry
 export async function addLayered(redis: Redis, l: Layered, keys: string[], now = Date.now()): Promise<boolean[]> {
   const meta = `${l.name}:meta`
   const answers = new Array<boolean>(keys.length).fill(false)
-  const found = await hasLayered(redis, l, keys, now)
+  const found = await hasLayered(redis, l, keys, now, true)
   let pending = keys.map((_, i) => i).filter((i) => !found[i])
   let previous: Fixed | undefined
   const window = l.policy === 'rotating' ? windowOf(l.seconds, now) : 0
