@@ -17,8 +17,7 @@ import {
   type LayerPolicy,
 } from './layer-policy.js'
 import { shardBitsOf, type FilterParameters } from './parameters.js'
-import { PositionBatch } from './position-batch.js'
-import { positionsOf, shardOf } from './positions.js'
+import { probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
 
 /** What core needs besides the port: the clock of a rotating filter, and per-backend limits. */
 export interface LayeredFilterOptions {
@@ -31,15 +30,6 @@ export interface LayeredFilterOptions {
    * shard at 4 MiB, as a fixed Redis filter). Default: core's sizing decides.
    */
   readonly maxShardBits?: number
-}
-
-/** A method's body for {@link runSteps}: yields each store call's result and gets it back settled. */
-type Steps<T> = Generator<unknown, T, unknown>
-
-/** In-place add/has of one key in one layer. */
-interface Probe {
-  has(a: number, b: number): boolean
-  add(a: number, b: number): boolean
 }
 
 /**
@@ -447,54 +437,4 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
     return { found, pairs }
   }
-}
-
-/** The keys of `pending` (indexes into the batch's hash pairs) that `layer` does not hold. */
-async function stillNew(layer: StoredLayer, pairs: Uint32Array, pending: number[]): Promise<number[]> {
-  const out = new Uint8Array(pending.length)
-  await layer.store.testBits(layerBatch(layer.store.parameters, pairs, pending), out)
-  return pending.filter((_, slot) => out[slot] === 0)
-}
-
-/** Runs `steps`: sync, each yielded value handed straight back; async, each awaited (a rejection thrown into the generator). */
-function runSteps<T>(sync: boolean, steps: Steps<T>): T | Promise<T> {
-  if (sync) {
-    let step = steps.next()
-    while (step.done !== true) step = steps.next(step.value)
-    return step.value
-  }
-  return (async () => {
-    let step = steps.next()
-    while (step.done !== true) {
-      let value: unknown
-      try {
-        value = await step.value
-      } catch (error) {
-        step = steps.throw(error)
-        continue
-      }
-      step = steps.next(value)
-    }
-    return step.value
-  })()
-}
-
-/** A layer's in-place probe, or (a synchronous store without bytes of its own) one key at a time through its store. */
-function probeOf(layer: StoredLayer): Probe {
-  if (layer.probe !== undefined) return layer.probe
-  const store = layer.store
-  const { shards, hashes } = store.parameters
-  const shardBits = store.parameters.bits / shards
-  const fill = positionsOf(store.parameters.layout)
-  const batch = new PositionBatch(1, hashes)
-  const out = new Uint8Array(1)
-  const one = (a: number, b: number, set: boolean): boolean => {
-    batch.shards[0] = shardOf(a, b, shards)
-    fill(a, b, shardBits, hashes, batch.positions, 0)
-    batch.size = 1
-    if (set) store.setBits(batch, out)
-    else store.testBits(batch, out)
-    return out[0] === 1
-  }
-  return { has: (a, b) => one(a, b, false), add: (a, b) => one(a, b, true) }
 }
