@@ -40,3 +40,25 @@ export const chromiumBrowser = {
   provider: playwright({ launchOptions: { executablePath: chromium.executablePath, args: chromium.args } }),
   instances: [{ browser: 'chromium' as const }],
 }
+
+/**
+ * The seed every fast-check property runs with in `npm test`, so that the same commit gives the
+ * same answer. `npm run test:explore` runs the properties with fresh random seeds instead.
+ */
+export const FIXED_PROPERTY_SEED = 20_261_125
+
+/**
+ * `BLOOMKIT_FC_SEED=<n>` runs every property with seed n (to replay a failure: each property test's
+ * name ends with "(with seed=n)", and fast-check's report repeats it with the shrunk case's path);
+ * `BLOOMKIT_EXPLORE=1` gives each property a fresh random seed; otherwise {@link FIXED_PROPERTY_SEED}.
+ */
+function propertySeed(): string {
+  if (process.env.BLOOMKIT_FC_SEED !== undefined) return process.env.BLOOMKIT_FC_SEED
+  return process.env.BLOOMKIT_EXPLORE === '1' ? '' : String(FIXED_PROPERTY_SEED)
+}
+
+/** Spread into every project's `test` block: the setup file that applies {@link propertySeed}. */
+export const propertySeeds = {
+  setupFiles: [root('./test-support/property-seed.ts')],
+  env: { BLOOMKIT_FC_SEED: propertySeed() },
+}

@@ -1,9 +1,10 @@
 import { defineProject } from 'vitest/config'
-import { alias } from '../../vitest.shared.js'
+import { alias, propertySeeds } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
   test: {
+    ...propertySeeds,
     name: 'cli',
     include: ['test/**/*.test.ts'],
     // One standalone server and one 3-master Cluster for the whole run (the Cluster takes ~2 s).

@@ -1,7 +1,7 @@
 import { defineProject } from 'vitest/config'
-import { alias } from '../../vitest.shared.js'
+import { alias, propertySeeds } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
-  test: { name: 'core', include: ['test/**/*.test.ts'], typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' } },
+  test: { ...propertySeeds, name: 'core', include: ['test/**/*.test.ts'], testTimeout: 30_000, typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' } },
 })

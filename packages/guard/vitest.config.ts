@@ -1,9 +1,10 @@
 import { defineProject } from 'vitest/config'
-import { alias } from '../../vitest.shared.js'
+import { alias, propertySeeds } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
   test: {
+    ...propertySeeds,
     name: 'guard',
     include: ['test/**/*.test.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' },

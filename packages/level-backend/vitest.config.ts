@@ -1,9 +1,10 @@
 import { defineProject } from 'vitest/config'
-import { alias } from '../../vitest.shared.js'
+import { alias, propertySeeds } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
   test: {
+    ...propertySeeds,
     name: 'level',
     include: ['test/**/*.test.ts'],
     exclude: ['test/**/*.browser.test.ts'],

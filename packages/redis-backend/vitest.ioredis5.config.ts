@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { defineProject } from 'vitest/config'
-import { alias } from '../../vitest.shared.js'
+import { alias, propertySeeds } from '../../vitest.shared.js'
 
 /**
  * The backend's main tests again, with every `import … from 'ioredis'` (the source's and the
@@ -14,8 +14,9 @@ export default defineProject({
     alias: [...alias, { find: /^ioredis$/, replacement: ioredis5('built/index.js') }, { find: /^ioredis\/package\.json$/, replacement: ioredis5('package.json') }],
   },
   test: {
+    ...propertySeeds,
     name: 'redis-ioredis5',
-    env: { IOREDIS_MAJOR: '5' },
+    env: { ...propertySeeds.env, IOREDIS_MAJOR: '5' },
     include: ['test/bit-store.test.ts', 'test/bloom-filter.test.ts', 'test/whole-shard.test.ts', 'test/batch-connection.test.ts', 'test/data-loss.test.ts', 'test/readme.test.ts', 'test/clients.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

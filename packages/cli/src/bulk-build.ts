@@ -56,7 +56,7 @@ export class ShardGroupBuilder {
     this.shardBits = shardBitsOf(parameters)
     this.store = new MemoryBitStore({ ...parameters, bits: this.shardBits * range.count, shards: range.count }, bytes)
     this.hasher = new KeyHasher(parameters.seed)
-    this.fill = positionsOf(parameters.layout)
+    this.fill = positionsOf(parameters.scheme)
     this.batch = new PositionBatch(BATCH_KEYS, parameters.hashes)
   }
 

@@ -68,7 +68,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
     this.parameters = store.parameters
     this.io = syncAsync(store.capabilities.sync)
     this.shardBits = shardBitsOf(store.parameters)
-    this.fillPositions = positionsOf(store.parameters.layout)
+    this.fillPositions = positionsOf(store.parameters.scheme)
     this.single = this.buffers(1)
     this.setOp = (batch, out) => this.store.setBits(batch, out)
     this.testOp = (batch, out) => this.store.testBits(batch, out)

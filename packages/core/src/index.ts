@@ -10,7 +10,7 @@ export { LayeredFilter, type LayeredFilterOptions } from './layered-filter.js'
 export type { Outcome } from './bit-store.js'
 export { BloomError, isBloomError, type BloomErrorCode } from './errors.js'
 export type { BloomKey } from './key-hasher.js'
-export { MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters, type FilterParametersInput } from './parameters.js'
+export { MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters, type FilterParametersInput, type HashScheme } from './parameters.js'
 export {
   BLOCKED_MAX_OVERHEAD,
   estimateErrorRate,

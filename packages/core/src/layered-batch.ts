@@ -27,7 +27,7 @@ export function hashPairs(hasher: KeyHasher, keys: readonly BloomKey[]): Uint32A
 export function layerBatch(parameters: FilterParameters, pairs: Uint32Array, indexes?: readonly number[]): PositionBatch {
   const { shards, hashes } = parameters
   const shardBits = parameters.bits / shards
-  const fill = positionsOf(parameters.layout)
+  const fill = positionsOf(parameters.scheme)
   const size = indexes === undefined ? pairs.length / 2 : indexes.length
   const batch = new PositionBatch(size, hashes)
   for (let slot = 0; slot < size; slot++) {

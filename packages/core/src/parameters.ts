@@ -18,23 +18,48 @@ export const MAX_HASHES = 64
 export type BitLayout = 'blocked' | 'classic'
 
 /**
- * The hash scheme number that snapshots and stores record for each layout. These numbers are part
- * of the stored format (docs/SPEC.md): never renumber or reuse one; a new way of placing bits gets
- * a new number.
+ * A hash scheme: how a key's two hashes become bit positions (docs/SPEC.md, section 4). Snapshots,
+ * LevelDB folders and Redis metas record its number.
+ * - 1: classic, enhanced double hashing whose 32-bit values are scaled straight onto the shard.
+ *   On shards of a few thousand bits or less its positions collapse for some keys and the error
+ *   rate exceeds the one asked for; still read and written for the filters that use it.
+ * - 2: blocked (all of a key's bits in one 512-bit block).
+ * - 3: classic, scheme 1's sequence remixed per probe (MurmurHash3's fmix32) before scaling, so
+ *   that positions stay independent on a shard of any size. Every new classic filter uses it.
  */
-export const HASH_SCHEMES: Readonly<Record<BitLayout, number>> = { classic: 1, blocked: 2 }
+export type HashScheme = 1 | 2 | 3
 
 /**
- * The layout a recorded hash scheme stands for: its number, or the number's decimal text (as the
- * Redis meta hash keeps it).
+ * The layout of every hash scheme this release reads and writes. These numbers are part of the
+ * stored format: never renumber or reuse one; a new way of placing bits gets a new number.
+ */
+export const SCHEME_LAYOUTS: Readonly<Record<HashScheme, BitLayout>> = { 1: 'classic', 2: 'blocked', 3: 'classic' }
+
+/**
+ * The hash scheme a writer gives a NEW filter or layer of each layout (an existing filter keeps
+ * the scheme it records). Never renumber: see {@link SCHEME_LAYOUTS}.
+ */
+export const HASH_SCHEMES: Readonly<Record<BitLayout, HashScheme>> = { classic: 3, blocked: 2 }
+
+/**
+ * The hash scheme a recorded number stands for: the number, or its decimal text (as the Redis
+ * meta hash keeps it).
+ * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` naming `what` and the schemes this release knows.
+ */
+export function schemeOf(scheme: number | string | undefined, what: string): HashScheme {
+  for (const known of [1, 2, 3] as const) {
+    if (String(known) === String(scheme)) return known
+  }
+  const known = Object.entries(SCHEME_LAYOUTS).map(([number, layout]) => `${number} (${layout})`).join(', ')
+  throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} uses hash scheme ${scheme}; this release knows schemes ${known}`)
+}
+
+/**
+ * The layout a recorded hash scheme stands for (see {@link schemeOf}).
  * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` naming `what` and the schemes this release knows.
  */
 export function layoutOfScheme(scheme: number | string | undefined, what: string): BitLayout {
-  for (const layout of ['classic', 'blocked'] as const) {
-    if (String(HASH_SCHEMES[layout]) === String(scheme)) return layout
-  }
-  const known = Object.entries(HASH_SCHEMES).map(([layout, number]) => `${number} (${layout})`).join(' and ')
-  throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} uses hash scheme ${scheme}; this release knows schemes ${known}`)
+  return SCHEME_LAYOUTS[schemeOf(scheme, what)]
 }
 
 /**
@@ -55,13 +80,21 @@ export interface FilterParameters {
   readonly seed: number
   /** Where a key's bits go within its shard. */
   readonly layout: BitLayout
+  /**
+   * The hash scheme that places them: 3 (classic) or 2 (blocked) for a new filter; 1 for a classic
+   * filter written before scheme 3, read from its snapshot or store. Always one of `layout`'s.
+   */
+  readonly scheme: HashScheme
 }
 
 /**
  * Explicit parameters as a user may write them: `layout` may be left out and then means
- * `'classic'`, the layout that bit and hash counts from Guava, Redisson or `optimalParameters` assume.
+ * `'classic'` (or the layout of `scheme`), the layout that bit and hash counts from Guava, Redisson
+ * or `optimalParameters` assume; `scheme` may be left out and then means the layout's scheme for
+ * new filters ({@link HASH_SCHEMES}). Give `scheme: 1` only to rebuild a classic filter of an
+ * earlier release bit for bit.
  */
-export type FilterParametersInput = Omit<FilterParameters, 'layout'> & { readonly layout?: BitLayout }
+export type FilterParametersInput = Omit<FilterParameters, 'layout' | 'scheme'> & { readonly layout?: BitLayout; readonly scheme?: HashScheme }
 
 /** Bits in each shard. */
 export function shardBitsOf(parameters: FilterParameters): number {
@@ -86,7 +119,11 @@ export function checkLayout(layout: unknown): BitLayout {
  */
 export function checkParameters(parameters: FilterParametersInput): FilterParameters {
   if (parameters === null || typeof parameters !== 'object') throw invalidParameter('parameters', 'an object', parameters)
-  const layout = checkLayout(parameters.layout ?? 'classic')
+  const scheme = parameters.scheme === undefined ? undefined : checkScheme(parameters.scheme)
+  const layout = checkLayout(parameters.layout ?? (scheme === undefined ? 'classic' : SCHEME_LAYOUTS[scheme]))
+  if (scheme !== undefined && SCHEME_LAYOUTS[scheme] !== layout) {
+    throw invalidParameter('scheme', `a ${layout} scheme (${layout === 'classic' ? '1 or 3' : '2'}) for layout ${layout}`, scheme)
+  }
   const hashes = checkInteger('hashes', parameters.hashes, 1, MAX_HASHES)
   const shards = checkInteger('shards', parameters.shards, 1, MAX_SHARDS)
   const seed = checkInteger('seed', parameters.seed, 0, 0xffffffff)
@@ -101,12 +138,18 @@ export function checkParameters(parameters: FilterParametersInput): FilterParame
       bits,
     )
   }
-  return { bits, hashes, shards, seed, layout }
+  return { bits, hashes, shards, seed, layout, scheme: scheme ?? HASH_SCHEMES[layout] }
+}
+
+/** Asserts a {@link HashScheme} number. */
+export function checkScheme(scheme: unknown): HashScheme {
+  if (scheme !== 1 && scheme !== 2 && scheme !== 3) throw invalidParameter('scheme', '1, 2 or 3', scheme)
+  return scheme
 }
 
 /** Whether two filters place every key on the same bits. */
 export function sameParameters(a: FilterParameters, b: FilterParameters): boolean {
-  return a.bits === b.bits && a.hashes === b.hashes && a.shards === b.shards && a.seed === b.seed && a.layout === b.layout
+  return a.bits === b.bits && a.hashes === b.hashes && a.shards === b.shards && a.seed === b.seed && a.layout === b.layout && a.scheme === b.scheme
 }
 
 /** Throws `BLOOM_INCOMPATIBLE`, listing both sets of parameters, unless they are the same. */
@@ -119,11 +162,11 @@ export function assertSameParameters(expected: FilterParameters, actual: FilterP
 }
 
 /**
- * `bits=… hashes=… shards=… layout=…`, for messages. The seed is left out: it is the key of the
+ * `bits=… hashes=… shards=… layout=… scheme=…`, for messages. The seed is left out: it is the key of the
  * keyed hashing, and messages reach logs and HTTP responses (say that seeds differ with {@link seedNote}).
  */
 export function formatParameters(p: FilterParameters): string {
-  return `bits=${p.bits} hashes=${p.hashes} shards=${p.shards} layout=${p.layout}`
+  return `bits=${p.bits} hashes=${p.hashes} shards=${p.shards} layout=${p.layout} scheme=${p.scheme}`
 }
 
 /** `"; the seeds differ"` when they do, else `""`: the part of a mismatch {@link formatParameters} does not show. */

@@ -1,12 +1,13 @@
 import { shardBitsOf, shardBytesOf, type FilterParameters } from './parameters.js'
-import { BLOCK_BITS, blockIndex, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
+import { BLOCK_BITS, blockIndex, fmix32, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
 
 const BLOCK_BYTES = BLOCK_BITS / 8
 
 /**
  * Adds and checks one key straight in a `Uint8Array` that holds every shard, one after another
  * (the memory backend's bits), from the key's two hashes: no {@link PositionBatch}, no allocation.
- * It computes the same positions as `fillPositions` / `fillBlockedPositions` (positions.ts), one
+ * It computes the same positions as `fillRemixedPositions`, `fillPositions` or `fillBlockedPositions`
+ * (positions.ts, by the hash scheme), one
  * at a time as the loop needs them, so a classic `has` stops at its first unset bit; the memory
  * backend's tests hold both paths to setting identical bits. `a` and `b` are the hasher's pair
  * (`KeyHasher.pair`, signed: only their bits are used).
@@ -27,6 +28,8 @@ export class ArrayProbe {
   readonly blocked: boolean
   /** What {@link many}'s first pass read, kept so that the compiler cannot drop those loads. */
   touched = 0
+  /** Whether classic positions are remixed per probe (scheme 3) rather than scheme 1's. */
+  private readonly remixed: boolean
 
   /** @param bytes All of the filter's bits: `parameters.bits / 8` bytes, shard after shard. */
   constructor(parameters: FilterParameters, bytes: Uint8Array) {
@@ -37,6 +40,7 @@ export class ArrayProbe {
     this.shards = parameters.shards
     this.blocks = this.shardBits / BLOCK_BITS
     this.blocked = parameters.layout === 'blocked'
+    this.remixed = parameters.scheme === 3
   }
 
   /** Sets the key's bits; true if at least one was unset (the key was new). */
@@ -52,14 +56,16 @@ export class ArrayProbe {
   // One small method per layout, so that add and has stay small enough for V8 to inline them and
   // the hash into the filter's add and has.
 
+  // Schemes 1 and 3 share these loops: `remix` is the same for every probe of a filter, so the
+  // branch is always predicted, and add and has stay small enough to inline.
   private addClassic(a: number, b: number): boolean {
-    const { bytes, shardBits, hashes } = this
+    const { bytes, shardBits, hashes, remixed } = this
     const base = shardOf(a, b, this.shards) * this.shardBytes
     let x = a | 0
     let y = b | 0
     let added = 0
     for (let i = 0; i < hashes; i++) {
-      const position = scaleToShard(x >>> 0, shardBits)
+      const position = scaleToShard(remixed ? fmix32(x) : x >>> 0, shardBits)
       const index = base + (position >>> 3)
       const mask = 0x80 >>> (position & 7)
       const old = bytes[index]
@@ -72,12 +78,12 @@ export class ArrayProbe {
   }
 
   private hasClassic(a: number, b: number): boolean {
-    const { bytes, shardBits, hashes } = this
+    const { bytes, shardBits, hashes, remixed } = this
     const base = shardOf(a, b, this.shards) * this.shardBytes
     let x = a | 0
     let y = b | 0
     for (let i = 0; i < hashes; i++) {
-      const position = scaleToShard(x >>> 0, shardBits)
+      const position = scaleToShard(remixed ? fmix32(x) : x >>> 0, shardBits)
       if ((bytes[base + (position >>> 3)] & (0x80 >>> (position & 7))) === 0) return false
       x = (x + y) | 0
       y = (y + i + 1) | 0

@@ -35,5 +35,8 @@ export function newFilterParameters(options: SizingOptions): { readonly paramete
  * filter and one seed; a caller who named a seed gets only a filter with that seed.
  */
 export function adoptsStored(wanted: FilterParameters, stored: FilterParameters, seeded: boolean): boolean {
-  return sameParameters(wanted, seeded ? stored : { ...stored, seed: wanted.seed })
+  // A classic filter of an earlier release (scheme 1) is adopted as it is: it keeps its scheme and
+  // answers as before, rather than refusing a create that names it with the same sizes.
+  const scheme = stored.layout === wanted.layout ? wanted.scheme : stored.scheme
+  return sameParameters(wanted, { ...stored, seed: seeded ? stored.seed : wanted.seed, scheme })
 }

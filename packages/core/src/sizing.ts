@@ -1,5 +1,5 @@
 import { checkInteger, invalidParameter } from './errors.js'
-import { checkLayout, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from './parameters.js'
+import { checkLayout, HASH_SCHEMES, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from './parameters.js'
 import { BLOCK_BITS } from './positions.js'
 
 /** What a filter should hold: how many distinct keys, at what false-positive rate. */
@@ -215,7 +215,7 @@ export function sizeFilter(options: SizingOptions): FilterParameters {
       throw invalidParameter('capacity', `at most about ${most} at errorRate ${options.errorRate} (${MAX_SHARDS} shards of 2^32 bits)`, items)
     }
     const shardBits = layout === 'blocked' ? roundUp(Math.ceil(sized / shards), BLOCK_BITS) : classicShardBits(bits, hashes, items, shards, target)
-    if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed, layout }
+    if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed, layout, scheme: HASH_SCHEMES[layout] }
     if (requestedShards !== undefined) {
       throw invalidParameter('shards', `enough to keep each shard at most 2^32 bits (at least ${shards + 1} here)`, shards)
     }

@@ -1,6 +1,6 @@
 import { BloomError } from './errors.js'
 import { crc32 } from './crc32.js'
-import { checkParameters, HASH_SCHEMES, layoutOfScheme, shardBytesOf, type FilterParameters, type FilterParametersInput } from './parameters.js'
+import { checkParameters, schemeOf, shardBytesOf, type FilterParameters, type FilterParametersInput } from './parameters.js'
 
 /** Bytes of the snapshot header (docs/SPEC.md, "Snapshot format"). */
 export const SNAPSHOT_HEADER_BYTES = 40
@@ -49,7 +49,7 @@ export function getUint64(view: DataView, offset: number): number {
  * metadata record) use the same fields at the same offsets.
  */
 export function writeParameterFields(view: DataView, parameters: FilterParameters): void {
-  view.setUint8(6, HASH_SCHEMES[parameters.layout])
+  view.setUint8(6, parameters.scheme)
   view.setUint8(7, parameters.hashes)
   view.setUint32(8, parameters.seed, true)
   view.setUint32(12, parameters.shards, true)
@@ -62,8 +62,8 @@ export function writeParameterFields(view: DataView, parameters: FilterParameter
  *   naming `what` (the snapshot, the store).
  */
 export function readParameterFields(view: DataView, what: string): FilterParametersInput {
-  const layout = layoutOfScheme(view.getUint8(6), what)
-  return { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16), layout }
+  const scheme = schemeOf(view.getUint8(6), what)
+  return { hashes: view.getUint8(7), seed: view.getUint32(8, true), shards: view.getUint32(12, true), bits: getUint64(view, 16), scheme }
 }
 
 /** The 40-byte version-1 header for a filter with these parameters (a counting filter's: `encodeCountingHeader`). */

@@ -68,7 +68,7 @@ describe('docs/SPEC.md section 8: layered snapshots', () => {
     const bytes = hex('hex layered scalable')
     const view = new DataView(bytes.buffer)
     // Section 8.1 read literally.
-    expect([view.getUint16(4, true), view.getUint8(6), view.getUint8(7), view.getUint32(8, true), view.getUint32(12, true)]).toEqual([2, 1, 1, 7, 0])
+    expect([view.getUint16(4, true), view.getUint8(6), view.getUint8(7), view.getUint32(8, true), view.getUint32(12, true)]).toEqual([2, 1, 3, 7, 0])
     expect([view.getUint32(16, true), view.getFloat64(24, true), view.getUint32(32, true), view.getFloat64(40, true)]).toEqual([2, 0.1, 2, 0.5])
     expect([view.getUint32(48, true), view.getUint32(52, true), view.getUint32(56, true), view.getUint32(60, true)]).toEqual([0, 0, 2, 0])
     expect(view.getUint32(36, true)).toBe(crc32(bytes.subarray(0, 36)))
@@ -92,6 +92,19 @@ describe('docs/SPEC.md section 8: layered snapshots', () => {
     const snapshots = await Promise.all(filters.map((filter) => filter.export()))
     const rebuilt = encodeLayeredSnapshot(policy, layers.map((layer, i) => ({ window: layer.window, count: layer.count, snapshot: snapshots[i] })))
     expect(Buffer.from(rebuilt).toString('hex')).toBe(block('hex layered scalable'))
+  })
+
+  test('the scalable vector of an earlier release (scheme-1 layers) reads, its keys answer as before, and a new layer is scheme 3', async () => {
+    const { policy, layers } = decodeLayeredSnapshot(hex('hex layered scalable scheme 1'))
+    expect(policy).toMatchObject({ kind: 'scalable', capacity: 2, errorRate: 0.1, growth: 2, seed: 7, layout: 'classic' })
+    expect(layers.map((layer) => layer.parameters.scheme)).toEqual([1, 1])
+    const keys = [['alpha', 'beta'], ['gamma', 'delta', 'epsilon']]
+    for (const [i, layer] of layers.entries()) {
+      // The same bits as a scheme-1 filter that took the same keys: nothing about the old layer moved.
+      const filter = await filterOf(layer.parameters, keys[i])
+      expect(Buffer.from((await filter.export()).subarray(40, -4))).toEqual(Buffer.from(layer.payload))
+    }
+    expect(layerParameters(policy, 2).scheme).toBe(3)
   })
 
   test('the rotating vector: windows 2 and 3 of 60 s, keep 2, no growth', async () => {

@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect } from 'vitest'
-import { fillBlockedPositions, fillPositions, scaleToShard, shardOf } from '@bloomkit/core/spec'
+import { fillBlockedPositions, fillPositions, fillRemixedPositions, fmix32, scaleToShard, shardOf } from '@bloomkit/core/spec'
 import { MAX_SHARD_BITS } from '@bloomkit/core'
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff })
@@ -24,6 +24,40 @@ function specPositions(a: number, b: number, m: number, k: number): number[] {
     out.push(Number((h * BigInt(m)) >> 32n))
   }
   return out
+}
+
+/** docs/SPEC.md's scheme 3 (section 4.3), in BigInt: scheme 1's h_i, then position = (fmix32(h_i) · m) >> 32. */
+function specRemixedPositions(a: number, b: number, m: number, k: number): number[] {
+  const M = 2n ** 32n
+  const out: number[] = []
+  for (let i = 0n; i < BigInt(k); i++) {
+    let h = (BigInt(a) + i * BigInt(b) + (i * i * i - i) / 6n) % M
+    h ^= h >> 16n
+    h = (h * 0x85ebca6bn) % M
+    h ^= h >> 13n
+    h = (h * 0xc2b2ae35n) % M
+    h ^= h >> 16n
+    out.push(Number((h * BigInt(m)) >> 32n))
+  }
+  return out
+}
+
+/** Distinct positions of (a, b) from a fixed-seed xorshift, `keys` times. */
+function distinctCounts(fill: typeof fillPositions, m: number, k: number, keys: number): number[] {
+  const out = new Uint32Array(k)
+  const counts: number[] = []
+  let x = 0x12345678
+  const next = () => {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    return x >>> 0
+  }
+  for (let i = 0; i < keys; i++) {
+    fill(next(), next(), m, k, out, 0)
+    counts.push(new Set(out).size)
+  }
+  return counts
 }
 
 function specShard(a: number, b: number, shards: number): number {
@@ -52,6 +86,36 @@ describe('positions', () => {
       expect(out[k + 1]).toBe(0)
     },
   )
+
+  test.prop([u32, u32, shardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
+    'fillRemixedPositions (scheme 3) follows the spec: scheme 1’s sequence through fmix32, then scaled',
+    (a, b, m, k) => {
+      const out = new Uint32Array(k + 2)
+      fillRemixedPositions(a, b, m, k, out, 1)
+      expect(Array.from(out.subarray(1, k + 1))).toEqual(specRemixedPositions(a, b, m, k))
+      expect(out[0]).toBe(0)
+      expect(out[k + 1]).toBe(0)
+    },
+  )
+
+  test('fmix32 is MurmurHash3’s finaliser (its published values)', () => {
+    // fmix32(0) = 0; the rest checked against the BigInt reading of section 3 above.
+    expect(fmix32(0)).toBe(0)
+    expect(specRemixedPositions(1, 0, 2 ** 32, 1)).toEqual([fmix32(1)])
+    expect(specRemixedPositions(0xdeadbeef, 0, 2 ** 32, 1)).toEqual([fmix32(0xdeadbeef)])
+  })
+
+  test('on a 48-bit shard with k = 30, scheme 3 gives every key as many distinct positions as independent draws do; scheme 1 collapses', () => {
+    // 30 independent draws over 48 bits: mean 22.3 distinct, standard deviation about 1.9, so
+    // 12 or fewer has probability below 1e-7 per key (about 0.01 expected among 20 000 keys).
+    const collapsed = (counts: number[]) => counts.filter((d) => d <= 12).length
+    expect(collapsed(distinctCounts(fillRemixedPositions, 48, 30, 20_000))).toBe(0)
+    // Scheme 1's known fault (docs/SPEC.md 4.1), so this test can tell the two apart.
+    expect(collapsed(distinctCounts(fillPositions, 48, 30, 20_000))).toBeGreaterThan(400)
+    const mean = (counts: number[]) => counts.reduce((sum, d) => sum + d, 0) / counts.length
+    const expected = 48 * (1 - Math.pow(47 / 48, 30))
+    expect(Math.abs(mean(distinctCounts(fillRemixedPositions, 48, 30, 20_000)) - expected)).toBeLessThan(0.1)
+  })
 
   test.prop([u32, u32, blockedShardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
     'fillBlockedPositions follows the spec: one 512-bit block, probes stepped by 0x9E3779B9',

@@ -145,7 +145,7 @@ describe('estimateErrorRate, blocked layout', () => {
 
 describe('sizeFilter', () => {
   test('classic, one shard: Guava’s bits rounded up to whole bytes', () => {
-    expect(sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' })).toEqual({ bits: 9585064, hashes: 7, shards: 1, seed: 0, layout: 'classic' })
+    expect(sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' })).toEqual({ bits: 9585064, hashes: 7, shards: 1, seed: 0, layout: 'classic', scheme: 3 })
   })
 
   test('by default, blocked where it costs at most 10 % more bits than classic, classic below that', () => {

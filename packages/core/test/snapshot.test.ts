@@ -4,7 +4,7 @@ import { BloomFilter, type FilterParameters } from '@bloomkit/core'
 import { createKeyHasher, crc32, decodeSnapshot, decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES, snapshotBytes, SnapshotReader } from '@bloomkit/core/store'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
 
-const parameters: FilterParameters = { bits: 3 * 256, hashes: 4, shards: 3, seed: 99, layout: 'classic' }
+const parameters: FilterParameters = { bits: 3 * 256, hashes: 4, shards: 3, seed: 99, layout: 'classic', scheme: 3 }
 
 async function filledSnapshot(keys: string[]): Promise<Uint8Array> {
   const filter = new BloomFilter(new ReferenceBitStore(parameters), await createKeyHasher(parameters.seed))
@@ -30,13 +30,13 @@ describe('snapshot format', () => {
   })
 
   test('header fields round-trip, and the layout is the one in docs/SPEC.md', () => {
-    const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef, layout: 'blocked' }, items: 2 ** 45 + 3 })
+    const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef, layout: 'blocked', scheme: 2 }, items: 2 ** 45 + 3 })
     expect(header.length).toBe(SNAPSHOT_HEADER_BYTES)
     expect(new TextDecoder().decode(header.subarray(0, 4))).toBe('BLMK')
     const view = new DataView(header.buffer)
     expect([view.getUint16(4, true), view.getUint8(6), view.getUint8(7), view.getUint32(8, true), view.getUint32(12, true)]).toEqual([1, 2, 7, 0xdeadbeef, 256])
     expect(view.getUint32(16, true) + view.getUint32(20, true) * 2 ** 32).toBe(2 ** 40)
-    expect(decodeSnapshotHeader(header)).toEqual({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef, layout: 'blocked' }, items: 2 ** 45 + 3 })
+    expect(decodeSnapshotHeader(header)).toEqual({ parameters: { bits: 2 ** 40, hashes: 7, shards: 256, seed: 0xdeadbeef, layout: 'blocked', scheme: 2 }, items: 2 ** 45 + 3 })
   })
 
   test('a whole snapshot decodes to its parameters and payload', async () => {

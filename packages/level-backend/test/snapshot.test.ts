@@ -91,7 +91,7 @@ describe('snapshots', () => {
   })
 
   test('import of a filter with more pages than the page tables allow is refused from its header, writing nothing', async () => {
-    const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 38, hashes: 7, shards: 64, seed: 0, layout: 'classic' }, items: 0 })
+    const header = encodeSnapshotHeader({ parameters: { bits: 2 ** 38, hashes: 7, shards: 64, seed: 0, layout: 'classic', scheme: 3 }, items: 0 })
     const folder = folders.path('huge')
     await expect(LevelBloomFilter.import(folder, [header, new Uint8Array(1000)], { pageBytes: 1024 })).rejects.toMatchObject({
       code: 'BLOOM_INVALID_PARAMETER',

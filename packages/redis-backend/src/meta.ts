@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, formatParameters, HASH_SCHEMES, layoutOfScheme, adoptsStored, seedNote } from '@bloomkit/core/store'
+import { checkParameters, crc32, formatParameters, schemeOf, adoptsStored, seedNote } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
@@ -32,7 +32,7 @@ export const CHECKED_FIELDS = ['format', 'scheme', 'seed', 'bits', 'hashes', 'sh
 
 /** The checked fields' values for a filter, in {@link CHECKED_FIELDS} order. */
 export function checkedValues(parameters: FilterParameters, epoch: number): string[] {
-  return [String(STORE_FORMAT), String(HASH_SCHEMES[parameters.layout]), String(parameters.seed), String(parameters.bits), String(parameters.hashes), String(parameters.shards), String(epoch)]
+  return [String(STORE_FORMAT), String(parameters.scheme), String(parameters.seed), String(parameters.bits), String(parameters.hashes), String(parameters.shards), String(epoch)]
 }
 
 /** The `check` field: CRC-32 (8 hex digits) of the checked fields' values joined by `|`. */
@@ -87,10 +87,10 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
       )
     }
   }
-  const layout = layoutOfScheme(fields.scheme, `filter "${name}"`)
+  const scheme = schemeOf(fields.scheme, `filter "${name}"`)
   let parameters: FilterParameters
   try {
-    parameters = checkParameters({ bits: Number(fields.bits), hashes: Number(fields.hashes), shards: Number(fields.shards), seed: Number(fields.seed), layout })
+    parameters = checkParameters({ bits: Number(fields.bits), hashes: Number(fields.hashes), shards: Number(fields.shards), seed: Number(fields.seed), scheme })
   } catch (error) {
     throw corrupt(`holds impossible parameters (${(error as Error).message})`, error)
   }

@@ -19,7 +19,7 @@ bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, p
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, parameters, bitfieldOnly), name: 'RedisBitStore (Cluster, BITFIELD only)', reopen: (store) => openRedisBitStore(cluster, store, bitfieldOnly), share: (store) => openRedisBitStore(cluster, store, bitfieldOnly), timeout: 20_000 })
 // Block reads: the suite's parameters in the blocked layout (its shards are whole blocks); keys
 // whose positions do not share a block (the suite picks some at random) still go per bit.
-const blocked = (parameters: FilterParameters): FilterParameters => ({ ...parameters, layout: 'blocked' })
+const blocked = (parameters: FilterParameters): FilterParameters => ({ ...parameters, layout: 'blocked', scheme: 2 })
 const blockReads = { scanBytesPerKey: 0 }
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, blocked(parameters), blockReads), name: 'RedisBitStore (standalone, block reads)', reopen: (store) => openRedisBitStore(standalone, store, blockReads), share: (store) => openRedisBitStore(standalone, store, blockReads), timeout: 20_000 })
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(cluster, blocked(parameters), blockReads), name: 'RedisBitStore (Cluster, block reads)', reopen: (store) => openRedisBitStore(cluster, store, blockReads), share: (store) => openRedisBitStore(cluster, store, blockReads), timeout: 20_000 })

@@ -33,7 +33,7 @@ export interface BitStoreSuiteOptions {
 type WithStores = (title: string, body: (make: (p?: FilterParameters) => Promise<BitStore>, track: (store: BitStore) => BitStore) => Promise<void>) => void
 
 /** The small filter most checks use: 4 shards of 1 024 bits, 3 hashes. */
-const small: FilterParameters = { bits: 4 * 1024, hashes: 3, shards: 4, seed: 0, layout: 'classic' }
+const small: FilterParameters = { bits: 4 * 1024, hashes: 3, shards: 4, seed: 0, layout: 'classic', scheme: 3 }
 
 /**
  * The BitStore contract as tests. Every store runs it (a few lines per backend), and core runs it
@@ -173,7 +173,7 @@ export function bitStoreContractTests(options: BitStoreSuiteOptions): void {
   })
 
   withStores('a large batch over many shards: every key set is found, counts add up', async (make) => {
-    const parameters: FilterParameters = { bits: 64 * 8192, hashes: 7, shards: 64, seed: 0, layout: 'classic' }
+    const parameters: FilterParameters = { bits: 64 * 8192, hashes: 7, shards: 64, seed: 0, layout: 'classic', scheme: 3 }
     const store = await make(parameters)
     const keys = spreadKeys(parameters, 20_000, 42)
     const added = new Uint8Array(keys.length)
@@ -199,7 +199,7 @@ export function bitStoreContractTests(options: BitStoreSuiteOptions): void {
   })
 
   withStores('concurrent setBits calls lose nothing', async (make) => {
-    const store = await make({ bits: 16 * 4096, hashes: 5, shards: 16, seed: 0, layout: 'classic' })
+    const store = await make({ bits: 16 * 4096, hashes: 5, shards: 16, seed: 0, layout: 'classic', scheme: 3 })
     const parameters = store.parameters
     const groups = Array.from({ length: 8 }, (_, g) => spreadKeys(parameters, 500, 1000 + g))
     await Promise.all(groups.map((keys) => store.setBits(batchOf(5, keys), new Uint8Array(keys.length))))
@@ -232,7 +232,7 @@ export function bitStorePersistenceTests(options: BitStoreSuiteOptions): void {
   const withStores = storesFor(options)
   const reopen = options.reopen!
   withStores('persistent: set bits, counts and bytes survive close and reopen', async (make, track) => {
-    const parameters: FilterParameters = { bits: 8 * 8192, hashes: 5, shards: 8, seed: 0, layout: 'classic' }
+    const parameters: FilterParameters = { bits: 8 * 8192, hashes: 5, shards: 8, seed: 0, layout: 'classic', scheme: 3 }
     const store = await make(parameters)
     check(store.capabilities.persistent, 'a store given `reopen` must declare capabilities.persistent')
     const keys = spreadKeys(parameters, 2_000, 7)

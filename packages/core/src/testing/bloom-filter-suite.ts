@@ -23,10 +23,14 @@ export interface BloomFilterSuiteOptions {
   readonly name?: string
 }
 
-/** The two layouts, small enough for any store, large enough to spread keys over every shard. */
+/**
+ * Every hash scheme (blocked; classic as new filters place it; classic scheme 1, which filters of
+ * earlier releases keep), small enough for any store, large enough to spread keys over every shard.
+ */
 const LAYOUTS: readonly FilterParameters[] = [
-  { bits: 4 * 8 * 512, hashes: 5, shards: 4, seed: 7, layout: 'blocked' },
-  { bits: 4 * 8 * 512, hashes: 5, shards: 4, seed: 7, layout: 'classic' },
+  { bits: 4 * 8 * 512, hashes: 5, shards: 4, seed: 7, layout: 'blocked', scheme: 2 },
+  { bits: 4 * 8 * 512, hashes: 5, shards: 4, seed: 7, layout: 'classic', scheme: 3 },
+  { bits: 4 * 8 * 512, hashes: 5, shards: 4, seed: 7, layout: 'classic', scheme: 1 },
 ]
 
 const keysOf = (prefix: string, count: number): BloomKey[] =>
@@ -72,7 +76,7 @@ export function bloomFilterSuite(options: BloomFilterSuiteOptions): void {
   }
 
   for (const parameters of LAYOUTS) {
-    const layout = parameters.layout
+    const layout = `${parameters.layout} (scheme ${parameters.scheme})`
     withFilters(`${layout}: add reports new keys, has finds every added key, and both agree with addMany/hasMany`, async (make) => {
       const filter = await make(parameters)
       const keys = keysOf('k', 300)

@@ -1,0 +1,15 @@
+import { fc } from '@fast-check/vitest'
+
+// Runs before each test file (vitest `setupFiles`, from vitest.shared.ts' propertySeeds): every
+// fast-check property defined after it (test.prop and fc.assert alike) takes this seed. Empty means
+// `npm run test:explore`: each property draws its own, shown in its test name.
+// Node workers see it in process.env; a browser project only in import.meta.env.
+const fromEnv = (env: Record<string, string | undefined> | undefined) => env?.BLOOMKIT_FC_SEED
+const seed =
+  fromEnv((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env) ??
+  fromEnv((import.meta as ImportMeta & { env?: Record<string, string | undefined> }).env)
+if (seed !== undefined && seed !== '') {
+  const value = Number(seed)
+  if (!Number.isInteger(value)) throw new Error(`BLOOMKIT_FC_SEED must be an integer; got ${JSON.stringify(seed)}`)
+  fc.configureGlobal({ ...fc.readConfigureGlobal(), seed: value })
+}
