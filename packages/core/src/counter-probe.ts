@@ -1,5 +1,5 @@
 import { shardBitsOf, shardBytesOf, type FilterParameters } from './parameters.js'
-import { BLOCK_BITS, blockIndex, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
+import { BLOCK_BITS, blockIndex, fmix32, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
 
 /** Counter bytes of one 512-position block. */
 const BLOCK_COUNTER_BYTES = BLOCK_BITS / 2
@@ -7,7 +7,8 @@ const BLOCK_COUNTER_BYTES = BLOCK_BITS / 2
 /**
  * {@link ArrayProbe}'s counterpart for a counting filter in memory: adds, checks and removes one
  * key straight in the `Uint8Array` of 4-bit counters (docs/SPEC.md, section 10) from its two hashes,
- * with no batch and no allocation. The positions are `fillPositions`' / `fillBlockedPositions'`,
+ * with no batch and no allocation. The positions are those of the filter's hash scheme
+ * (`fillRemixedPositions`, `fillPositions` or `fillBlockedPositions`),
  * computed as the loop goes; the memory backend's tests hold this path and the batch kernels
  * (counter-kernels.ts) to identical counters.
  *
@@ -22,6 +23,8 @@ export class CounterProbe {
   private readonly shards: number
   private readonly blocks: number
   readonly blocked: boolean
+  /** Whether classic positions are remixed per probe (scheme 3) rather than scheme 1's. */
+  private readonly remixed: boolean
 
   /** @param bytes All of the filter's counters: `parameters.bits / 2` bytes, shard after shard. */
   constructor(parameters: FilterParameters, bytes: Uint8Array) {
@@ -32,6 +35,7 @@ export class CounterProbe {
     this.shards = parameters.shards
     this.blocks = this.shardBits / BLOCK_BITS
     this.blocked = parameters.layout === 'blocked'
+    this.remixed = parameters.scheme === 3
   }
 
   /** Increments the key's counters (those below 15); true if at least one was 0 (the key was new). */
@@ -54,12 +58,12 @@ export class CounterProbe {
       }
       return added !== 0
     }
-    const { shardBits, hashes } = this
+    const { shardBits, hashes, remixed } = this
     const base = shardOf(a, b, this.shards) * this.shardBytes
     let x = a | 0
     let y = b | 0
     for (let i = 0; i < hashes; i++) {
-      const position = scaleToShard(x >>> 0, shardBits)
+      const position = scaleToShard(remixed ? fmix32(x) : x >>> 0, shardBits)
       const index = base + (position >>> 1)
       const shift = (~position & 1) << 2
       const old = bytes[index]
@@ -86,12 +90,12 @@ export class CounterProbe {
       }
       return true
     }
-    const { shardBits, hashes } = this
+    const { shardBits, hashes, remixed } = this
     const base = shardOf(a, b, this.shards) * this.shardBytes
     let x = a | 0
     let y = b | 0
     for (let i = 0; i < hashes; i++) {
-      const position = scaleToShard(x >>> 0, shardBits)
+      const position = scaleToShard(remixed ? fmix32(x) : x >>> 0, shardBits)
       if (((bytes[base + (position >>> 1)] >>> ((~position & 1) << 2)) & 15) === 0) return false
       x = (x + y) | 0
       y = (y + i + 1) | 0
@@ -114,12 +118,12 @@ export class CounterProbe {
       }
       return true
     }
-    const { shardBits, hashes } = this
+    const { shardBits, hashes, remixed } = this
     const base = shardOf(a, b, this.shards) * this.shardBytes
     let x = a | 0
     let y = b | 0
     for (let i = 0; i < hashes; i++) {
-      const position = scaleToShard(x >>> 0, shardBits)
+      const position = scaleToShard(remixed ? fmix32(x) : x >>> 0, shardBits)
       decrement(bytes, base + (position >>> 1), (~position & 1) << 2)
       x = (x + y) | 0
       y = (y + i + 1) | 0

@@ -50,7 +50,7 @@ export function probeOf(layer: StoredLayer): Probe {
   const store = layer.store
   const { shards, hashes } = store.parameters
   const shardBits = store.parameters.bits / shards
-  const fill = positionsOf(store.parameters.layout)
+  const fill = positionsOf(store.parameters.scheme)
   const batch = new PositionBatch(1, hashes)
   const out = new Uint8Array(1)
   const one = (a: number, b: number, set: boolean): boolean => {

@@ -21,8 +21,9 @@ async function counting(parameters: ConstructorParameters<typeof ReferenceCounte
 
 describe('docs/SPEC.md section 10: counting filters', () => {
   test.each([
-    ['hex counting snapshot', 'hex snapshot', { bits: 128, hashes: 3, shards: 2, seed: 7, layout: 'classic' as const }],
-    ['hex counting snapshot blocked', 'hex snapshot blocked', { bits: 1024, hashes: 3, shards: 2, seed: 7, layout: 'blocked' as const }],
+    ['hex counting snapshot', 'hex snapshot', { bits: 128, hashes: 3, shards: 2, seed: 7, layout: 'classic' as const, scheme: 1 as const }],
+    ['hex counting snapshot remixed', 'hex snapshot remixed', { bits: 128, hashes: 3, shards: 2, seed: 7, layout: 'classic' as const, scheme: 3 as const }],
+    ['hex counting snapshot blocked', 'hex snapshot blocked', { bits: 1024, hashes: 3, shards: 2, seed: 7, layout: 'blocked' as const, scheme: 2 as const }],
   ])('the `%s` vector is what a counting filter exports, and its plain export is `%s`', async (tag, plainTag, parameters) => {
     const filter = await counting(parameters)
     await filter.addMany(['alpha', 'beta', 'gamma', 'alpha'])
