@@ -130,6 +130,16 @@ function checkLayoutOption(layout: unknown): BitLayout {
 }
 
 /**
+ * Asserts that a stored policy name is one this release knows, before anything reads the rest of
+ * the policy: an unknown one (a later release's) must not be read as a scalable filter.
+ * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` naming `what` and the known policies.
+ */
+export function checkPolicyKind(kind: unknown, what: string): 'scalable' | 'rotating' {
+  if (kind === 'scalable' || kind === 'rotating') return kind
+  throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} uses layered policy ${JSON.stringify(kind)}; this release knows "scalable" and "rotating"`)
+}
+
+/**
  * Keys layer `index` takes before the next is added: `capacity × growth^index`, `index` counting
  * within its window for a rotating filter (and always 0 for one that does not grow).
  */

@@ -61,6 +61,7 @@ export {
   type SnapshotHeader,
 } from './snapshot.js'
 export {
+  checkPolicyKind,
   compoundErrorRate,
   isLayeredOptions,
   layerCapacity,

@@ -95,6 +95,7 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'snapshotBytes'
     | 'SnapshotReader'
     | 'writeParameterFields'
+    | 'checkPolicyKind'
     | 'compoundErrorRate'
     | 'isLayeredOptions'
     | 'layerCapacity'

@@ -125,6 +125,17 @@ describe('docs/SPEC.md section 8: layered snapshots', () => {
     expect(() => decodeSnapshot(hex(tag))).toThrowError(code('BLOOM_UNSUPPORTED_VERSION'))
   })
 
+  test('a layered snapshot with an unknown policy (byte 6, CRCs mended) is refused with BLOOM_UNSUPPORTED_VERSION', () => {
+    for (const policy of [0, 3, 255]) {
+      const bytes = hex('hex layered scalable')
+      const view = new DataView(bytes.buffer)
+      bytes[6] = policy
+      view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
+      view.setUint32(64, crc32(bytes.subarray(0, 64)), true)
+      expect(() => decodeLayeredSnapshot(bytes), `policy ${policy}`).toThrowError(code('BLOOM_UNSUPPORTED_VERSION'))
+    }
+  })
+
   test('a version-2 reader refuses a version-1 snapshot with BLOOM_UNSUPPORTED_VERSION', () => {
     expect(() => decodeLayeredSnapshot(hex('hex snapshot'))).toThrowError(code('BLOOM_UNSUPPORTED_VERSION'))
   })

@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import type { LayerEntry, LayerPolicy, LayerStorage, StoredLayer } from '@bloomkit/core/store'
+import { checkPolicyKind, type LayerEntry, type LayerPolicy, type LayerStorage, type StoredLayer } from '@bloomkit/core/store'
 import { canonicalLocation, closeDatabase, openDatabase, removeLocation, type Database } from './database.js'
 import { LevelBitStore } from './level-bit-store.js'
 import type { LevelCreateStoreOptions } from './options.js'
@@ -164,6 +164,7 @@ export async function readManifest(db: Database, where: string): Promise<Manifes
   if (manifest.format !== MANIFEST_FORMAT) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${where}: layered manifest format ${manifest.format}; this release reads ${MANIFEST_FORMAT}`)
   }
+  checkPolicyKind(manifest.policy?.kind, `${where}: the layered manifest`)
   return manifest
 }
 

@@ -4,6 +4,7 @@ import {
   createKeyHasher,
   decodeLayeredSnapshot,
   encodeLayeredSnapshot,
+  checkPolicyKind,
   HASH_SCHEMES,
   KeyHasher,
   layerCapacity,
@@ -114,6 +115,7 @@ function policyOf(name: string, fields: Record<string, string>): LayerPolicy {
   if (fields.format !== String(STORE_FORMAT)) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
   }
+  checkPolicyKind(fields.policy, `filter "${name}"`)
   try {
     const growth = Number(fields.growth)
     const shards = Number(fields.shards)
