@@ -105,11 +105,11 @@ describe('docs/SPEC.md 9.10: meta check values', () => {
     expect(spec.metaCheck({ ...vector })).toBe(vector.check)
   })
 
-  test('a filter created by the library holds every field of 9.3, with the check the spec computes', async () => {
+  test('a filter created by the library holds every field of 9.3 (a new classic filter is scheme 3), with the check the spec computes', async () => {
     const filter = await RedisBloomFilter.fromParameters(redis, uniqueName('spec-meta'), { bits: 8192, hashes: 5, shards: 4, seed: 0, layout: 'classic' })
     const fields = await redis.hgetall(`${filter.name}:meta`)
     expect(Object.keys(fields).sort()).toEqual(['bits', 'check', 'created', 'epoch', 'format', 'generation', 'hashes', 'scheme', 'seed', 'shards', 'state', 'token'])
-    expect(fields).toMatchObject({ format: '1', scheme: '1', seed: '0', bits: '8192', hashes: '5', shards: '4', epoch: String(filter.epoch), generation: '1', state: 'ready', token: '' })
+    expect(fields).toMatchObject({ format: '1', scheme: '3', seed: '0', bits: '8192', hashes: '5', shards: '4', epoch: String(filter.epoch), generation: '1', state: 'ready', token: '' })
     expect(fields.check).toBe(spec.metaCheck(fields))
     expect(Math.abs(Number(fields.created) - Date.now())).toBeLessThan(60_000)
     await filter.destroy()

@@ -53,7 +53,7 @@ export interface Parameters {
   hashes: number
   shards: number
   seed: number
-  scheme: 1 | 2
+  scheme: 1 | 2 | 3
 }
 
 function fmix32(h: number): number {
@@ -78,11 +78,13 @@ export function locate(p: Parameters, [a, b]: [number, number]): { shard: number
   const shard = p.shards === 1 ? 0 : Math.floor((fmix32((a ^ rotl(b, 16)) >>> 0) * p.shards) / 2 ** 32)
   const shardBits = p.bits / p.shards
   const positions: number[] = []
-  if (p.scheme === 1) {
+  if (p.scheme === 1 || p.scheme === 3) {
     let x = a
     let y = b
     for (let i = 0; i < p.hashes; i++) {
-      positions.push(Number((BigInt(x) * BigInt(shardBits)) >> 32n))
+      // Section 4.3: scheme 3 remixes each value of scheme 1's sequence by fmix32 before scaling.
+      const h = p.scheme === 3 ? fmix32(x) : x
+      positions.push(Number((BigInt(h) * BigInt(shardBits)) >> 32n))
       x = (x + y) >>> 0
       y = (y + i + 1) >>> 0
     }
@@ -196,10 +198,10 @@ export async function openFixed(redis: Redis, name: string, waitMs = 5000): Prom
   if (f.kind === 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'layered')
   if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
   if (f.check !== undefined && f.check !== metaCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'check')
-  if (f.scheme !== '1' && f.scheme !== '2') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `scheme ${f.scheme}`)
-  const p: Parameters = { bits: Number(f.bits), hashes: Number(f.hashes), shards: Number(f.shards), seed: Number(f.seed), scheme: f.scheme === '1' ? 1 : 2 }
+  if (f.scheme !== '1' && f.scheme !== '2' && f.scheme !== '3') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `scheme ${f.scheme}`)
+  const p: Parameters = { bits: Number(f.bits), hashes: Number(f.hashes), shards: Number(f.shards), seed: Number(f.seed), scheme: Number(f.scheme) as 1 | 2 | 3 }
   const shardBits = p.bits / p.shards
-  if (!Number.isInteger(shardBits) || shardBits % (p.scheme === 1 ? 8 : 512) !== 0 || shardBits > 2 ** 32 - 32 || p.hashes < 1 || p.hashes > 64 || shardBits < Math.max(8, p.hashes)) {
+  if (!Number.isInteger(shardBits) || shardBits % (p.scheme === 2 ? 512 : 8) !== 0 || shardBits > 2 ** 32 - 32 || p.hashes < 1 || p.hashes > 64 || shardBits < Math.max(8, p.hashes)) {
     throw new SpecError('BLOOM_CORRUPT_STORE', 'parameters')
   }
   const epoch = Number(f.epoch)
@@ -455,8 +457,9 @@ function sizeLayer(l: Layered, index: number, capacity: number): Parameters {
   const rate = l.growth === 0 ? budget : budget * (1 - l.tightening) * l.tightening ** index
   const g = Math.ceil((-capacity * Math.log(rate)) / Math.LN2 ** 2 * 1.2)
   const hashes = Math.min(64, Math.max(1, Math.round((g / capacity) * Math.LN2)))
-  const scheme = l.scheme === 1 ? 1 : 2
-  const unit = scheme === 1 ? 8 : 512
+  // Section 8: new classic layers use scheme 3 whether the meta says 1 or 3.
+  const scheme = l.scheme === 1 || l.scheme === 3 ? 3 : 2
+  const unit = scheme === 3 ? 8 : 512
   const shards = l.shards > 0 ? l.shards : Math.max(1, Math.ceil(g / 33_554_304))
   const shardBits = Math.max(unit, Math.ceil(g / shards / unit) * unit)
   return { bits: shardBits * shards, hashes, shards, seed: l.seed, scheme }
