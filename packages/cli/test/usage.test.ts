@@ -203,7 +203,7 @@ describe('the seed is shown only on request', () => {
     const built = await runCli(['build', at('keys.txt'), '--out', out, ...sizing, '--seed', '123456789', '--json'])
     expect(built.code).toBe(0)
     expect(built.stdout).not.toContain('123456789')
-    expect(JSON.parse(built.stdout).parameters).toEqual({ bits: expect.any(Number), hashes: expect.any(Number), shards: 1, layout: 'blocked' })
+    expect(JSON.parse(built.stdout).parameters).toEqual({ bits: expect.any(Number), hashes: expect.any(Number), shards: 1, layout: 'blocked', scheme: 2 })
     const shown = await runCli(['build', at('keys.txt'), '--out', out, '--replace', '--json', '--show-seed'])
     expect(JSON.parse(shown.stdout).parameters.seed).toBe(123456789)
     for (const args of [['inspect', out], ['inspect', out, '--json']]) {
