@@ -16,12 +16,12 @@ describe('the seed stays out of messages and logs', () => {
       expect(shown).not.toContain(String(SEED))
       expect(shown).toContain("seed: '<hidden>'")
     }
-    expect(inspect(filter)).toMatch(/^BloomFilter \{\s+bits: 4096,\s+hashes: 5,\s+shards: 2,\s+layout: 'classic',\s+seed: '<hidden>',\s+closed: false\s+\}$/)
+    expect(inspect(filter)).toMatch(/^BloomFilter \{\s+bits: 4096,\s+hashes: 5,\s+shards: 2,\s+layout: 'classic',\s+scheme: 3,\s+seed: '<hidden>',\s+closed: false\s+\}$/)
     expect(filter.parameters.seed).toBe(SEED)
   })
 
   test('BLOOM_INCOMPATIBLE names the parameters that differ, and says so when only the seeds differ, without printing them', () => {
-    expect(formatParameters(parameters)).toBe('bits=4096 hashes=5 shards=2 layout=classic')
+    expect(formatParameters(parameters)).toBe('bits=4096 hashes=5 shards=2 layout=classic scheme=3')
     let caught: unknown
     try {
       assertSameParameters(parameters, { ...parameters, seed: 42 }, 'the snapshot')
@@ -30,7 +30,7 @@ describe('the seed stays out of messages and logs', () => {
     }
     expect(isBloomError(caught) && caught.code).toBe('BLOOM_INCOMPATIBLE')
     expect((caught as Error).message).toBe(
-      'the snapshot has different parameters: expected bits=4096 hashes=5 shards=2 layout=classic, got bits=4096 hashes=5 shards=2 layout=classic; the seeds differ',
+      'the snapshot has different parameters: expected bits=4096 hashes=5 shards=2 layout=classic scheme=3, got bits=4096 hashes=5 shards=2 layout=classic scheme=3; the seeds differ',
     )
     expect((caught as Error).message).not.toContain(String(SEED))
   })
