@@ -221,11 +221,10 @@ describe('bloomkit build: bad input leaves no target behind', () => {
     const locked = at('read-only')
     mkdirSync(locked)
     chmodSync(locked, 0o555)
-    chmodSync(folder.path, 0o755)
-    chmodSync(at('million.txt'), 0o644)
-    // Root writes through permissions, so the binary runs as "nobody" when the tests run as root.
-    const asUser = process.getuid?.() === 0 ? { uid: 65534 } : {}
-    const result = await runCli(['build', at('million.txt'), '--out', join(locked, 'x.blmk'), ...sizing], asUser)
+    // Root writes through permissions, so as root the binary runs without that power (it stays
+    // root, so it can still read a clone inside a 0700 folder such as mktemp -d makes).
+    const asRoot = process.getuid?.() === 0 ? { withoutPermissionOverride: true } : {}
+    const result = await runCli(['build', at('million.txt'), '--out', join(locked, 'x.blmk'), ...sizing], asRoot)
     expect(result.stderr).toMatch(/cannot write ".*read-only\/x\.blmk": EACCES/)
     expect(result.code).toBe(2)
     expect(readdirSync(locked)).toEqual([])

@@ -19,8 +19,12 @@ export interface RunOptions {
   readonly input?: string | Uint8Array
   readonly cwd?: string
   readonly env?: NodeJS.ProcessEnv
-  /** Run as this user id (root only): for permission tests, which root would pass anyway. */
-  readonly uid?: number
+  /**
+   * Run without the power to override file permissions (root only, through util-linux's setpriv):
+   * for permission tests, which root would pass anyway. The process stays root, so it still reads a
+   * clone that only root may enter (a `mktemp -d` folder), as another user id could not.
+   */
+  readonly withoutPermissionOverride?: boolean
   /** Called once the process has started, e.g. to kill a server mid-way. */
   readonly onStart?: (child: ReturnType<typeof spawn>) => void
 }
@@ -29,8 +33,10 @@ export interface RunOptions {
 export function runCli(args: readonly string[], options: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const spawnOptions: SpawnOptions = { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] }
-    if (options.uid !== undefined) Object.assign(spawnOptions, { uid: options.uid, gid: options.uid })
-    const child = spawn(process.execPath, [BIN, ...args], spawnOptions)
+    const caps = '-dac_override,-dac_read_search'
+    const child = options.withoutPermissionOverride === true
+      ? spawn('setpriv', [`--inh-caps=${caps}`, `--ambient-caps=${caps}`, `--bounding-set=${caps}`, '--', process.execPath, BIN, ...args], spawnOptions)
+      : spawn(process.execPath, [BIN, ...args], spawnOptions)
     const out: Buffer[] = []
     const err: Buffer[] = []
     child.stdout!.on('data', (chunk: Buffer) => out.push(chunk))
