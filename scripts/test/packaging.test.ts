@@ -155,8 +155,10 @@ test('a fresh app with ioredis 5 installs the tarballs, compiles the READMEs and
   writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['src'] }))
   const compiled = await execFile(process.execPath, [tsc, '-p', app]).catch((error: { stdout: string }) => error)
   expect(compiled.stdout, 'tsc').toBe('')
-  // … and bloomkit's own declarations (with ioredis's) checked in full, without skipLibCheck.
-  writeFileSync(join(app, 'tsconfig.declarations.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: false, noEmit: true }, files: ['src/usage.ts'] }))
+  // … and bloomkit's own declarations (with ioredis's) checked in full, without skipLibCheck, and
+  // as strict code bases compile: with exactOptionalPropertyTypes, where ioredis's
+  // `keyPrefix?: string` reads as `string | undefined`, which RedisClient must accept.
+  writeFileSync(join(app, 'tsconfig.declarations.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: false, exactOptionalPropertyTypes: true, noEmit: true }, files: ['src/usage.ts'] }))
   const declarations = await execFile(process.execPath, [tsc, '-p', join(app, 'tsconfig.declarations.json')]).catch((error: { stdout: string }) => error)
   expect(declarations.stdout, 'tsc of the declarations').toBe('')
   // … and as a bundled app compiles (the README's other TypeScript setting): "moduleResolution": "bundler".

@@ -12,7 +12,7 @@ type RedisArgument = string | Buffer | number
  * here; test/clients.test.ts checks that ioredis 5 and 6, standalone and Cluster, still fit.
  */
 export interface RedisClient {
-  readonly options: { readonly keyPrefix?: string }
+  readonly options: { readonly keyPrefix?: string | undefined }
   sendCommand(command: object): unknown
   eval(script: string, keyCount: number, ...keysAndArguments: RedisArgument[]): Promise<unknown>
   callBuffer(command: string, ...arguments_: RedisArgument[]): Promise<unknown>

@@ -1,3 +1,7 @@
+import { execFile as execFileCallback } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
 import { Cluster, Redis } from 'ioredis'
@@ -12,6 +16,14 @@ test('ioredis 5 and 6 clients, standalone and Cluster, are RedisClients without 
   expectTypeOf<Redis5>().toExtend<RedisClient>()
   expectTypeOf<Cluster5>().toExtend<RedisClient>()
 })
+
+test('under exactOptionalPropertyTypes, ioredis 5 and 6 clients still type-check as RedisClients (tsc)', async () => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  const fixture = fileURLToPath(new URL('fixtures/exact-optional-clients.ts', import.meta.url))
+  const flags = ['--noEmit', '--strict', '--exactOptionalPropertyTypes', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node']
+  const result = await promisify(execFileCallback)(process.execPath, [tsc, ...flags, fixture]).catch((error: { stdout: string }) => error)
+  expect(result.stdout).toBe('')
+}, 60_000)
 
 test('the ioredis this project runs is the major it names (6, or 5 in the redis-ioredis5 project)', async () => {
   const { version } = (await import('ioredis/package.json', { with: { type: 'json' } })).default as { version: string }
