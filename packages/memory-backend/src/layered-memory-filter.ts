@@ -72,7 +72,7 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
 
   private static fromDecoded(decoded: ReturnType<typeof decodeLayeredSnapshot>, hasher: KeyHasher, options: LayeredMemoryImportOptions): LayeredMemoryFilter {
     const entries = snapshotLayerEntries(decoded.policy, decoded.layers)
-    const layers = decoded.layers.map((layer, i) => MemoryLayers.layer(entries[i], layer.parameters, layer.count, layer.payload.slice()))
+    const layers = decoded.layers.map((layer, i) => MemoryLayers.layer(entries[i], layer.parameters, layer.count, layer.payload))
     return new LayeredMemoryFilter(decoded.policy, new MemoryLayers().adopt(layers), hasher, { clock: options.clock })
   }
 }

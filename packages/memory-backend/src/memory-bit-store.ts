@@ -12,6 +12,27 @@ import {
   type PositionBatch,
 } from '@bloomkit/core/store'
 
+/** Filters of at least this many bytes keep their bits in a WebAssembly.Memory (see {@link newBits}). */
+const ALIGNED_MIN_BYTES = 1 << 20
+
+/**
+ * Zeroed bytes for a filter. A large one lives in a WebAssembly.Memory, whose buffer starts on a
+ * 64 KiB boundary, so that each 64-byte block is one cache line: Node's malloc'd ArrayBuffers start
+ * 16 bytes into a line (after a free, anywhere on a 16-byte step; JS cannot see the address), and a
+ * straddling block costs two misses. Memory comes in 64 KiB pages, hence large filters only; where
+ * WebAssembly is missing (`node --jitless`) or refuses the size, a plain Uint8Array.
+ */
+function newBits(length: number): Uint8Array {
+  if (length >= ALIGNED_MIN_BYTES) {
+    try {
+      return new Uint8Array(new WebAssembly.Memory({ initial: Math.ceil(length / 65536) }).buffer, 0, length)
+    } catch {
+      // fall through to a plain array
+    }
+  }
+  return new Uint8Array(length)
+}
+
 /**
  * Bits in one `Uint8Array`, shard after shard, each in Redis SETBIT order: the snapshot payload
  * as-is. Synchronous, no Node-only API, so it runs in browsers, workers, Deno and Bun.
@@ -19,7 +40,10 @@ import {
 export class MemoryBitStore implements BitStore<true> {
   readonly capabilities: BitStoreCapabilities & { readonly sync: true } = { sync: true, persistent: false, shared: false }
   readonly parameters: FilterParameters
-  /** The bits; `shardBytes` per shard. Exposed for zero-copy hand-over (e.g. to a Worker). */
+  /**
+   * The bits; `shardBytes` per shard. A filter of 1 MiB or more made here keeps them in a
+   * WebAssembly.Memory's buffer (cache-line aligned), which cannot be transferred: post a copy.
+   */
   readonly bytes: Uint8Array
   private readonly shardBytes: number
   private closed = false
@@ -36,7 +60,7 @@ export class MemoryBitStore implements BitStore<true> {
       throw new RangeError(`bytes must be ${length} long for these parameters; got ${bytes.length}`)
     }
     try {
-      this.bytes = bytes ?? new Uint8Array(length)
+      this.bytes = bytes ?? newBits(length)
     } catch (error) {
       throw new BloomError('BLOOM_INVALID_PARAMETER', `bits: ${parameters.bits} bits (${length} bytes) do not fit in one Uint8Array here`, { cause: error })
     }

@@ -1,4 +1,4 @@
-import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
+import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import { answerEach, ArrayProbe, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { MemoryBitStore } from './memory-bit-store.js'
 
@@ -69,7 +69,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   /** Like {@link MemoryBloomFilter.import}, without waiting for xxhash-wasm (see {@link fromParametersSync}). */
   static importSync(snapshot: Uint8Array): MemoryBloomFilter {
     const { parameters, payload } = decodeSnapshot(snapshot)
-    return new MemoryBloomFilter(new MemoryBitStore(parameters, payload.slice()), new KeyHasher(parameters.seed))
+    return new MemoryBloomFilter(copyOf(parameters, payload), new KeyHasher(parameters.seed))
   }
 
   /**
@@ -80,7 +80,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
    */
   static async import(snapshot: Uint8Array): Promise<MemoryBloomFilter> {
     const { parameters, payload } = decodeSnapshot(snapshot)
-    return new MemoryBloomFilter(new MemoryBitStore(parameters, payload.slice()), await createKeyHasher(parameters.seed))
+    return new MemoryBloomFilter(copyOf(parameters, payload), await createKeyHasher(parameters.seed))
   }
 
   // The hooks: add and has set and test the bytes in place rather than through a PositionBatch:
@@ -131,4 +131,11 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   get byteLength(): number {
     return this.parameters.bits / 8
   }
+}
+
+/** A store holding a copy of `payload`, in bytes of its own making (aligned; see MemoryBitStore). */
+function copyOf(parameters: FilterParameters, payload: Uint8Array): MemoryBitStore {
+  const store = new MemoryBitStore(parameters)
+  store.bytes.set(payload)
+  return store
 }

@@ -12,9 +12,10 @@ export class MemoryLayers implements LayerStorage<true> {
   layers: readonly StoredLayer<true>[] = []
   private nextId = 1
 
-  /** A layer of `parameters`, its bytes adopted (not copied) when given. */
+  /** A layer of `parameters`, its bits a copy of `bytes` when given (into the store's aligned bytes). */
   static layer(entry: LayerEntry, parameters: FilterParameters, count: number, bytes?: Uint8Array): StoredLayer<true> {
-    const store = new MemoryBitStore(parameters, bytes)
+    const store = new MemoryBitStore(parameters)
+    if (bytes !== undefined) store.bytes.set(bytes)
     return { entry, store, count, probe: new ArrayProbe(store.parameters, store.bytes) }
   }
 

@@ -212,6 +212,34 @@ describe('MemoryBloomFilter', () => {
     filter.close()
   }, 30_000) // counting 512 MiB of bits takes ~4 s on a loaded 2-core machine
 
+  test('a filter of 1 MiB or more keeps its bits in 64 KiB-aligned WebAssembly memory; its snapshot is byte for byte a plain store\'s', async () => {
+    const parameters = sizeFilter({ capacity: 900_000, errorRate: 0.01, seed: 3 })
+    const length = parameters.bits / 8
+    expect(length).toBeGreaterThan(2 ** 20)
+    expect(length % 65_536).not.toBe(0)
+    const filter = await MemoryBloomFilter.fromParameters(parameters)
+    const aligned = (filter as unknown as { store: MemoryBitStore }).store.bytes
+    // WebAssembly memory comes in 64 KiB pages from offset 0: a plain ArrayBuffer would be `length` long.
+    expect([aligned.byteOffset, aligned.length, aligned.buffer.byteLength]).toEqual([0, length, Math.ceil(length / 65_536) * 65_536])
+    const plain = new BloomFilter(new MemoryBitStore(parameters, new Uint8Array(length)), await createKeyHasher(parameters.seed))
+    const keys = Array.from({ length: 5_000 }, (_, i) => `user:${i}`)
+    expect(filter.addMany(keys)).toEqual(plain.addMany(keys))
+    // Compared as hex: toEqual walks a megabyte of elements one by one for many seconds.
+    const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('hex')
+    const snapshot = filter.export()
+    expect(hex(snapshot)).toBe(hex(plain.export()))
+    // import and importSync copy the payload into aligned bits of their own.
+    for (const copy of [await MemoryBloomFilter.import(snapshot), MemoryBloomFilter.importSync(snapshot)]) {
+      const bytes = (copy as unknown as { store: MemoryBitStore }).store.bytes
+      expect(bytes.buffer.byteLength).toBe(aligned.buffer.byteLength)
+      expect(copy.hasMany(keys).every(Boolean)).toBe(true)
+      expect(hex(copy.export())).toBe(hex(snapshot))
+    }
+    // Small filters keep a plain array of exactly their size.
+    const small = (await MemoryBloomFilter.create({ capacity: 1_000, errorRate: 0.01 })) as unknown as { store: MemoryBitStore }
+    expect(small.store.bytes.buffer.byteLength).toBe(small.store.bytes.length)
+  })
+
   test('instances are BloomError with a stable code and a name', () => {
     const error = new BloomError('BLOOM_CLOSED', 'closed')
     expect(error).toBeInstanceOf(Error)

@@ -53,7 +53,7 @@ test('the memory backend + core bundle is self-contained and uses no Node built-
 test('node --jitless (no WebAssembly): pure-JS hashing, answers and snapshot identical', async () => {
   const script = `import { fingerprint } from './fingerprint.js'
 console.log(JSON.stringify({ webAssembly: typeof WebAssembly, fingerprint: await fingerprint() }))`
-  const { stdout } = await run(process.execPath, ['--jitless', '--input-type=module', '-e', script], { cwd: dir, timeout: 30_000 })
+  const { stdout } = await run(process.execPath, ['--jitless', '--input-type=module', '-e', script], { cwd: dir, timeout: 30_000, maxBuffer: 64 << 20 })
   const child = JSON.parse(stdout) as { webAssembly: string; fingerprint: Fingerprint }
   expect(child.webAssembly).toBe('undefined')
   expect(child.fingerprint.usesWasm).toBe(false)

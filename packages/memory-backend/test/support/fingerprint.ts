@@ -9,10 +9,15 @@ import { sizeFilter, type BloomKey, type SizingOptions } from '@bloomkit/core'
 import { WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 
-/** The filters every runtime builds: one shard and seed 0, and many shards with a non-zero seed. */
+/**
+ * The filters every runtime builds: one shard and seed 0, many shards with a non-zero seed, and one
+ * of over 1 MiB, whose bits live in a WebAssembly.Memory where there is one (plain bytes under
+ * `--jitless`), so that both kinds of storage must give the same answers and snapshot.
+ */
 export const FILTER_OPTIONS: readonly SizingOptions[] = [
   { capacity: 1_000, errorRate: 0.01, seed: 0 },
   { capacity: 1_000, errorRate: 0.001, shards: 16, seed: 0xdeadbeef },
+  { capacity: 900_000, errorRate: 0.01, seed: 0x5eed },
 ]
 
 /** The fingerprint of one filter; bit strings hold one '0' or '1' per key, in corpus order. */
