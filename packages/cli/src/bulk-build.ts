@@ -1,7 +1,8 @@
 import type { FilterParameters } from '@bloomkit/core'
 import { positionsOf, shardOf, xxh32PairBytes } from '@bloomkit/core/spec'
-import { crc32, encodeSnapshotHeader, KeyHasher, PositionBatch, shardBitsOf, shardBytesOf } from '@bloomkit/core/store'
+import { counterShardBytesOf, crc32, encodeCountingHeader, encodeSnapshotHeader, KeyHasher, PositionBatch, shardBitsOf, shardBytesOf } from '@bloomkit/core/store'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
+import { MemoryCounterStore } from '@bloomkit/memory-backend/counting'
 import { fillStats } from './filter-stats.js'
 import type { KeyBlock } from './input.js'
 
@@ -18,12 +19,17 @@ export interface ShardRange {
   readonly count: number
 }
 
+/** Bytes a shard takes in memory and in the snapshot: its bits, or a counting filter's 4-bit counters. */
+function shardSizeOf(parameters: FilterParameters, counting: boolean): number {
+  return counting ? counterShardBytesOf(parameters) : shardBytesOf(parameters)
+}
+
 /**
- * Splits the shards into groups of at most `memoryBytes` (and 2 GiB) of bits; a group holds at
- * least one shard, whatever the budget.
+ * Splits the shards into groups of at most `memoryBytes` (and 2 GiB) of bits (or counters); a
+ * group holds at least one shard, whatever the budget.
  */
-export function planShardGroups(parameters: FilterParameters, memoryBytes: number): ShardRange[] {
-  const perGroup = Math.max(1, Math.floor(Math.min(memoryBytes, MAX_GROUP_BYTES) / shardBytesOf(parameters)))
+export function planShardGroups(parameters: FilterParameters, memoryBytes: number, counting = false): ShardRange[] {
+  const perGroup = Math.max(1, Math.floor(Math.min(memoryBytes, MAX_GROUP_BYTES) / shardSizeOf(parameters, counting)))
   const groups: ShardRange[] = []
   for (let first = 0; first < parameters.shards; first += perGroup) {
     groups.push({ first, count: Math.min(perGroup, parameters.shards - first) })
@@ -38,8 +44,8 @@ export function planShardGroups(parameters: FilterParameters, memoryBytes: numbe
  * positions, and the memory backend's store for the bits themselves.
  */
 export class ShardGroupBuilder {
-  /** The group's bits as a memory store of `count` shards, in snapshot (SETBIT) order. */
-  readonly store: MemoryBitStore
+  /** The group's bits (or counters) as a memory store of `count` shards, in snapshot order. */
+  readonly store: MemoryBitStore | MemoryCounterStore
   readonly range: ShardRange
   private readonly parameters: FilterParameters
   private readonly hasher: KeyHasher
@@ -49,12 +55,16 @@ export class ShardGroupBuilder {
   private readonly out = new Uint8Array(BATCH_KEYS)
   private scratch = new Uint8Array(256)
 
-  /** @param bytes Zeroed memory for the group (`count × shardBytes`), reused between passes. */
-  constructor(parameters: FilterParameters, range: ShardRange, bytes: Uint8Array) {
+  /**
+   * @param bytes Zeroed memory for the group (`count × shardBytes`, 4× that for counters), reused between passes.
+   * @param counting Whether to count (a counting filter: each add increments the key's counters, docs/SPEC.md section 10).
+   */
+  constructor(parameters: FilterParameters, range: ShardRange, bytes: Uint8Array, counting = false) {
     this.parameters = parameters
     this.range = range
     this.shardBits = shardBitsOf(parameters)
-    this.store = new MemoryBitStore({ ...parameters, bits: this.shardBits * range.count, shards: range.count }, bytes)
+    const group = { ...parameters, bits: this.shardBits * range.count, shards: range.count }
+    this.store = counting ? new MemoryCounterStore(group, bytes) : new MemoryBitStore(group, bytes)
     this.hasher = new KeyHasher(parameters.seed)
     this.fill = positionsOf(parameters.scheme)
     this.batch = new PositionBatch(BATCH_KEYS, parameters.hashes)
@@ -110,18 +120,18 @@ export type PassRunner = (builder: ShardGroupBuilder, pass: number) => Promise<v
  * a Redis import) writes whole shards rather than single bits. At most one group is in memory.
  * Chunks are views into that memory: a consumer must be done with one before it asks for the next.
  */
-export async function* buildSnapshot(parameters: FilterParameters, groups: readonly ShardRange[], runPass: PassRunner): AsyncGenerator<Uint8Array> {
-  const shardBytes = shardBytesOf(parameters)
+export async function* buildSnapshot(parameters: FilterParameters, groups: readonly ShardRange[], runPass: PassRunner, counting = false): AsyncGenerator<Uint8Array> {
+  const shardBytes = shardSizeOf(parameters, counting)
   const memory = new Uint8Array(Math.max(...groups.map((group) => group.count)) * shardBytes)
   let crc = 0
   for (let pass = 0; pass < groups.length; pass++) {
     const range = groups[pass]
     const bytes = memory.subarray(0, range.count * shardBytes)
     if (pass > 0) bytes.fill(0)
-    const builder = new ShardGroupBuilder(parameters, range, bytes)
+    const builder = new ShardGroupBuilder(parameters, range, bytes, counting)
     await runPass(builder, pass)
     builder.flush()
-    if (pass === 0) yield encodeSnapshotHeader({ parameters, items: estimateItems(parameters, builder.store.countBits()) })
+    if (pass === 0) yield (counting ? encodeCountingHeader : encodeSnapshotHeader)({ parameters, items: estimateItems(parameters, builder.store.countBits()) })
     for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) {
       const chunk = bytes.subarray(offset, Math.min(bytes.length, offset + CHUNK_BYTES))
       crc = crc32(chunk, crc)

@@ -6,6 +6,7 @@ import { checkCommand } from './commands/check.js'
 import { copyCommand } from './commands/copy.js'
 import { deleteCommand } from './commands/delete.js'
 import { inspectCommand } from './commands/inspect.js'
+import { removeCommand } from './commands/remove.js'
 import { sizeCommand } from './commands/size.js'
 import { CliError, codeOf, describeError, EXIT } from './errors.js'
 import { interruptedBy, watchSignals } from './signals.js'
@@ -16,7 +17,7 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
 export function createProgram(): Command {
   const program = new Command('bloomkit')
     .version(version)
-    .description('Size, build, inspect, check, copy and delete bloomkit Bloom filters in snapshot files, LevelDB folders and Redis.')
+    .description('Size, build, inspect, check, copy and delete bloomkit Bloom filters, and remove keys from counting ones, in snapshot files, LevelDB folders and Redis.')
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
@@ -31,16 +32,19 @@ Exit codes:
   0    done (check: every key present)
   1    check: at least one key absent
   2    error: bad arguments or input, target missing or not writable, store failed
-  130  interrupted before the commit; the target is left as it was
+  130  interrupted before the commit; the target is left as it was (remove on LevelDB
+       or Redis: stopped after the batch in progress, and says how many keys it removed)
 
 Examples:
   $ bloomkit size --capacity 100000000 --error-rate 0.01
   $ bloomkit build ids.txt --out ids.blmk --capacity 10000000 --error-rate 0.01
   $ bloomkit inspect ids.blmk
   $ bloomkit copy ids.blmk redis://localhost:6379 --to-name user-ids
-  $ bloomkit check redis://localhost:6379 --name user-ids user:42`,
+  $ bloomkit check redis://localhost:6379 --name user-ids user:42
+  $ bloomkit build ids.txt --out sessions.blmk --counting --capacity 1e6 --error-rate 0.01
+  $ bloomkit remove sessions.blmk - < expired.txt`,
     )
-  for (const command of [sizeCommand, buildCommand, inspectCommand, checkCommand, copyCommand, deleteCommand]) {
+  for (const command of [sizeCommand, buildCommand, inspectCommand, checkCommand, copyCommand, removeCommand, deleteCommand]) {
     program.addCommand(command)
     command.showSuggestionAfterError(true)
   }
@@ -60,7 +64,7 @@ function usageLine(error: CommanderError, argv: readonly string[]): string {
   return `bloomkit: ${message}; see ${help} [CLI_USAGE]\n`
 }
 
-const COMMANDS = ['size', 'build', 'inspect', 'check', 'copy', 'delete']
+const COMMANDS = ['size', 'build', 'inspect', 'check', 'copy', 'remove', 'delete']
 
 /** Runs the program on `argv` (as `process.argv`) and returns the exit code; errors are printed, never thrown. */
 export async function run(argv: readonly string[]): Promise<number> {

@@ -1,15 +1,17 @@
 import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs'
 import { open, readFile, rename, rm, unlink } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { BloomError, BloomFilter, type FilterParameters } from '@bloomkit/core'
-import { decodeSnapshot, KeyHasher, SnapshotReader } from '@bloomkit/core/store'
-import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { BloomError, BloomFilter, type CountingBloomFilter, type FilterParameters } from '@bloomkit/core'
+import { COUNTING_SNAPSHOT_VERSION, decodeSnapshot, KeyHasher, SnapshotReader, type SnapshotKind } from '@bloomkit/core/store'
+import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
-import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
+import { CountingMemoryFilter, MemoryCounterStore } from '@bloomkit/memory-backend/counting'
+import { RedisBloomFilter, RedisCountingFilter, type RedisClient } from '@bloomkit/redis-backend'
 import { clearFileDebris, clearLevelDebris, tempFileOf } from './debris.js'
 import { CliError } from './errors.js'
 import { fillStats } from './filter-stats.js'
 import { checkInterrupted } from './signals.js'
+import { kindName, peekKind } from './snapshot-kind.js'
 import { closeRedis, connectRedis, redact, type Target } from './targets.js'
 
 /** Options shared by commands that open targets. */
@@ -23,9 +25,11 @@ export interface StoreOptions {
 /** A filter opened for reading, whatever holds it. */
 export interface OpenedFilter {
   readonly filter: BloomFilter
-  /** Set bits per shard, read in one pass. */
+  /** A counting filter (docs/SPEC.md, section 10): the same filter, with `remove`; undefined for a plain one. */
+  readonly counting?: CountingBloomFilter
+  /** Set bits per shard (for a counting filter, non-zero counters), read in one pass. */
   setBits(): Promise<number[]>
-  /** The snapshot, streamed (a file is read as it is; others through `exportChunks`). */
+  /** The snapshot, streamed (a file is read as it is; others through `exportChunks`); a counting filter's is version 3. */
   chunks(): AsyncIterable<Uint8Array>
   /** Redis only: TTL in seconds (null: none), and the keys that hold the filter. */
   redis?: { ttl(): Promise<number | null>; keys(): string[]; state(): Promise<string> }
@@ -52,6 +56,12 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
     } catch (error) {
       throw new CliError('CLI_TARGET', `snapshot file "${target.path}" cannot be read`, { cause: error })
     }
+    if (bytes.length >= 6 && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).readUInt16LE(4) === COUNTING_SNAPSHOT_VERSION) {
+      const { parameters, payload } = decodeSnapshot(bytes, 'counting')
+      const store = new MemoryCounterStore(parameters, payload)
+      const filter = new CountingMemoryFilter(store, new KeyHasher(parameters.seed))
+      return { filter, counting: filter, setBits: async () => store.countBits(), chunks: () => fileChunks(target.path), close: async () => filter.close() }
+    }
     const { parameters, payload } = decodeSnapshot(bytes)
     const store = new MemoryBitStore(parameters, payload)
     const filter = new BloomFilter(store, new KeyHasher(parameters.seed))
@@ -64,7 +74,13 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   }
   if (target.kind === 'level') {
     if (!existsSync(target.folder)) throw new CliError('CLI_TARGET', `folder "${target.folder}" does not exist`)
-    const filter = await LevelBloomFilter.open(target.folder)
+    let filter
+    try {
+      filter = await LevelBloomFilter.open(target.folder)
+    } catch (error) {
+      if (!isCountingRefusal(error)) throw error
+      return openedCounting(await CountingLevelFilter.open(target.folder))
+    }
     return {
       filter,
       setBits: async () => Array.from(await filter.bitStore.countBits()),
@@ -75,7 +91,29 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   const name = requireName(options.name)
   const client = await connectRedis(target, options)
   try {
-    const filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
+    let filter
+    try {
+      filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
+    } catch (error) {
+      if (!isCountingRefusal(error)) throw error
+      const counting = await RedisCountingFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
+      return {
+        ...openedCounting(counting),
+        redis: {
+          // The meta hash carries the TTL, as for a plain filter.
+          ttl: async () => {
+            const ms = Number(await client.pttl(counting.keys[0]!))
+            return ms < 0 ? null : ms / 1000
+          },
+          keys: () => counting.keys,
+          state: async () => String((await counting.info())?.state),
+        },
+        close: async () => {
+          await counting.close()
+          await closeRedis(client)
+        },
+      }
+    }
     return {
       filter,
       setBits: async () => Array.from(await filter.bitStore.countBits()),
@@ -93,6 +131,25 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   } catch (error) {
     await closeRedis(client)
     throw error
+  }
+}
+
+/**
+ * Whether a plain open failed because the target holds a counting filter (the backends refuse it
+ * with `BLOOM_INCOMPATIBLE`, saying to open it as one): the command line then opens it so.
+ */
+function isCountingRefusal(error: unknown): boolean {
+  return error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && /a counting filter: open it with/.test(error.message)
+}
+
+/** An opened LevelDB or Redis counting filter. */
+function openedCounting(filter: CountingLevelFilter | RedisCountingFilter): OpenedFilter {
+  return {
+    filter,
+    counting: filter,
+    setBits: async () => Array.from(await filter.counterStore.countBits()),
+    chunks: () => filter.exportChunks(),
+    close: () => filter.close(),
   }
 }
 
@@ -134,9 +191,9 @@ export async function consuming<T, R>(source: AsyncIterable<T>, consume: (source
   }
 }
 
-/** Passes the chunks on while checking them as a snapshot; throws at the end unless length and CRCs hold. */
-export async function* verified(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = new SnapshotReader()
+/** Passes the chunks on while checking them as a snapshot of `kind`; throws at the end unless length and CRCs hold. */
+export async function* verified(chunks: AsyncIterable<Uint8Array>, kind: SnapshotKind = 'plain'): AsyncGenerator<Uint8Array> {
+  const reader = new SnapshotReader(kind)
   for await (const chunk of chunks) {
     reader.push(chunk)
     yield chunk
@@ -190,16 +247,18 @@ function folderInUse(folder: string): boolean {
  * interrupted build leaves the target as it was and no half-imported folder under its name.
  * @throws CliError `CLI_TARGET` if the folder holds data and `replace` is false.
  */
-export async function writeLevel(folder: string, chunks: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
+export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
   await clearLevelDebris(folder)
   const inUse = folderInUse(folder)
   if (inUse && !replace) throw new CliError('CLI_TARGET', `level:${folder} already holds data; pass --replace to replace the filter in it`)
-  // Only replace what is a filter (and not open elsewhere): open fails otherwise.
-  if (inUse) await (await LevelBloomFilter.open(folder)).close()
+  // Only replace what is a filter, of either kind (and not open elsewhere): open fails otherwise.
+  if (inUse) await (await openFilter({ kind: 'level', folder, text: `level:${folder}` }, { timeout: 0 })).close()
   const staging = `${resolve(folder)}.new-${process.pid}`
   const old = `${resolve(folder)}.old-${process.pid}`
   try {
-    await consuming(chunks, async (source) => (await LevelBloomFilter.import(staging, source)).close())
+    const { kind, chunks } = await peekKind(snapshot)
+    const load = kind === 'counting' ? CountingLevelFilter.import : LevelBloomFilter.import
+    await consuming(chunks, async (source) => (await load(staging, source)).close())
     checkInterrupted()
   } catch (error) {
     await rm(staging, { recursive: true, force: true })
@@ -229,26 +288,45 @@ export async function existingRedisFilter(client: RedisClient, name: string, tim
 export async function writeRedis(
   target: Target & { kind: 'redis' },
   name: string,
-  chunks: AsyncIterable<Uint8Array>,
+  snapshot: AsyncIterable<Uint8Array>,
   options: { replace: boolean; timeout: number; ttl?: number; label?: string },
 ): Promise<void> {
   const client = await connectRedis(target, { timeout: options.timeout, label: options.label ?? `build:${name}` })
   try {
-    const existing = await existingRedisFilter(client, name, options.timeout)
+    const { kind, chunks } = await peekKind(snapshot)
+    const existing = await existingRedisKind(client, name, options.timeout)
     if (existing !== undefined) {
-      await existing.close()
       if (!options.replace) throw new CliError('CLI_TARGET', `${redact(target.url)} already holds a filter named "${name}"; pass --replace to replace it`)
+      // The shards are swapped in place, and the meta's kind with them cannot be: refuse before reading the input.
+      if (existing !== kind) {
+        throw new CliError('CLI_TARGET', `${redact(target.url)}: "${name}" is ${kindName(existing)} and cannot be replaced by ${kindName(kind)}; delete it first (bloomkit delete), or use another name`)
+      }
     }
-    const imported = await consuming(chunks, (source) => RedisBloomFilter.import(client, name, source, { timeout: options.timeout, lockWait: 0, ttl: options.ttl }))
+    const load = kind === 'counting' ? RedisCountingFilter.import : RedisBloomFilter.import
+    const imported: { close(): Promise<void> } = await consuming(chunks, (source): Promise<{ close(): Promise<void> }> => load(client, name, source, { timeout: options.timeout, lockWait: 0, ttl: options.ttl }))
     await imported.close()
   } finally {
     await closeRedis(client)
   }
 }
 
+/** The kind of the filter named `name` in Redis, or undefined if there is none. */
+export async function existingRedisKind(client: RedisClient, name: string, timeout: number): Promise<SnapshotKind | undefined> {
+  try {
+    await (await RedisBloomFilter.open(client, name, { timeout, lockWait: 0 })).close()
+    return 'plain'
+  } catch (error) {
+    if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
+    if (!isCountingRefusal(error)) throw error
+    return 'counting'
+  }
+}
+
 /** What `build --replace` needs to know of the filter it replaces. */
 export interface StoredFilter {
   readonly parameters: FilterParameters
+  /** Whether it is a counting filter. */
+  readonly kind: SnapshotKind
   /** Distinct keys it holds, estimated from its set bits (when asked for). */
   readonly estimatedCount?: number
 }
@@ -264,8 +342,9 @@ export async function storedFilter(target: Target, options: StoreOptions, count:
     const opened = await openFilter(target, options)
     try {
       const parameters = opened.filter.parameters
-      if (!count) return { parameters }
-      return { parameters, estimatedCount: fillStats(parameters, await opened.setBits()).estimatedCount }
+      const kind: SnapshotKind = opened.counting === undefined ? 'plain' : 'counting'
+      if (!count) return { parameters, kind }
+      return { parameters, kind, estimatedCount: fillStats(parameters, await opened.setBits()).estimatedCount }
     } finally {
       await opened.close()
     }

@@ -76,6 +76,11 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
     this.removeOp = (batch, out) => store.removeBits(batch, out)
   }
 
+  /** The store holding the counters (per-shard counts for tools such as the command line's `inspect`). */
+  get counterStore(): CounterStore<Sync> {
+    return this.counters
+  }
+
   /** 4: bits per counter. */
   override get counterBits(): number {
     return COUNTER_BITS

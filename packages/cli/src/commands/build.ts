@@ -3,7 +3,7 @@ import { tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { BloomError, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { formatParameters, sameParameters } from '@bloomkit/core/store'
-import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { Command, Option } from 'commander'
 import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
 import { clearDebris } from '../debris.js'
@@ -28,6 +28,7 @@ interface BuildOptions {
   shards?: number
   seed?: number
   layout?: BitLayout
+  counting?: boolean
   format: InputFormat
   column?: string
   header?: boolean
@@ -67,6 +68,7 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--shards <count>', 'shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
   .option('--seed <seed>', 'hash seed, an unsigned 32-bit integer (default: a random secret one; with --replace, the replaced filter\'s)', integer(0, 0xffffffff))
   .addOption(new Option('--layout <layout>', 'bit layout (default: blocked where it costs ≤ 10 % more bits)').choices(['blocked', 'classic']))
+  .option('--counting', 'build a counting filter (4-bit counters: 4× the memory and storage), whose keys `bloomkit remove` can take out again')
   .addOption(new Option('--format <format>', 'how keys are laid out').choices(['lines', 'csv', 'jsonl']).default('lines'))
   .option('--column <column>', 'csv: column number (from 1) or header name; jsonl: field name (default: the line is a JSON string, or its "key" field)')
   .option('--header', 'csv: the first row is a header (implied by a --column name)')
@@ -124,7 +126,8 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
   // Before the old filter is read: a swap a kill cut short is put back first.
   await clearDebris(target)
   const { parameters, replacedCount } = await chooseParameters(target, options)
-  const groups = planShardGroups(parameters, options.memory)
+  const counting = options.counting === true
+  const groups = planShardGroups(parameters, options.memory, counting)
   const started = performance.now()
   const progress = new BuildProgress(progressWanted(options), size, input === '-' ? 1 : groups.length)
   const counts: InputCounts = { keys: 0, skipped: 0 }
@@ -143,16 +146,17 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
   const whole = () => checkWholeInput(counts, options, replacedCount)
   let spill: string | undefined
   try {
-    if (target.kind === 'redis' && options.replace === true) {
+    // A counting filter has no rebuild: its replacement is imported whole and swapped in, as a new build's is.
+    if (target.kind === 'redis' && options.replace === true && !counting) {
       await rebuildRedis(target, name!, parameters, options, blocks, whole)
     } else {
       let source: AsyncIterable<Uint8Array>
       if (input === '-' && groups.length > 1) {
         // Standard input cannot be read twice: spill the keys into a LevelDB filter on disk, then stream its snapshot.
         spill = await mkdtemp(join(tmpdir(), 'bloomkit-spill-'))
-        source = await spillThroughLevel(join(spill, 'filter'), parameters, blocks(0))
+        source = await spillThroughLevel(join(spill, 'filter'), parameters, blocks(0), counting)
       } else {
-        source = buildSnapshot(parameters, groups, fillFrom(blocks))
+        source = buildSnapshot(parameters, groups, fillFrom(blocks), counting)
       }
       await write(target, name, thenCheck(source, whole), options)
     }
@@ -170,11 +174,12 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
     seconds: Number(seconds.toFixed(3)),
     keysPerSecond: Math.round(counts.keys / seconds),
     parameters: shownParameters(parameters, options.showSeed === true),
+    ...(counting ? { counting: true, counterBits: 4 } : {}),
   }
   if (options.json === true) console.log(JSON.stringify(summary, null, 2))
   else if (options.quiet !== true) {
     console.error(
-      `built ${summary.target}${name === undefined ? '' : ` (${name})`}: ${counts.keys.toLocaleString('en-US')} keys` +
+      `built ${counting ? 'counting filter ' : ''}${summary.target}${name === undefined ? '' : ` (${name})`}: ${counts.keys.toLocaleString('en-US')} keys` +
         `${counts.skipped > 0 ? ` (${counts.skipped} blank skipped)` : ''} in ${seconds.toFixed(1)} s, ` +
         `${summary.keysPerSecond.toLocaleString('en-US')} keys/s${summary.passes > 1 ? `, ${summary.passes} passes` : ''}`,
     )
@@ -197,6 +202,13 @@ async function chooseParameters(target: Target, options: BuildOptions): Promise<
       // be read (a damaged file) is replaced whole, with a new seed.
       if (fromFlags === undefined) throw error
     }
+  }
+  const wanted = options.counting === true ? 'counting' : 'plain'
+  if (stored !== undefined && stored.kind !== wanted) {
+    throw new CliError(
+      'CLI_USAGE',
+      `${target.text} holds a ${stored.kind} filter; build --replace keeps a filter's kind: ${wanted === 'plain' ? 'add --counting' : 'leave out --counting'}, or delete it first (bloomkit delete)`,
+    )
   }
   const replacedCount = stored?.estimatedCount
   if (fromFlags !== undefined) {
@@ -299,9 +311,9 @@ const SPILL_BATCH = 16_384
  * (created empty with the exact parameters by importing an all-zero snapshot), whose snapshot is
  * then streamed to the target.
  */
-async function spillThroughLevel(folder: string, parameters: FilterParameters, blocks: AsyncIterable<KeyBlock>): Promise<AsyncIterable<Uint8Array>> {
-  const empty = buildSnapshot(parameters, planShardGroups(parameters, 64 << 20), async () => {})
-  const filter = await LevelBloomFilter.import(folder, empty)
+async function spillThroughLevel(folder: string, parameters: FilterParameters, blocks: AsyncIterable<KeyBlock>, counting: boolean): Promise<AsyncIterable<Uint8Array>> {
+  const empty = buildSnapshot(parameters, planShardGroups(parameters, 64 << 20, counting), async () => {}, counting)
+  const filter: LevelBloomFilter | CountingLevelFilter = counting ? await CountingLevelFilter.import(folder, empty) : await LevelBloomFilter.import(folder, empty)
   try {
     let batch: Array<Uint8Array | string> = []
     for await (const key of keysOf(blocks)) {

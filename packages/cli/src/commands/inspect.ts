@@ -9,7 +9,7 @@ import { parseTarget, redact, refuseRedisFlags } from '../targets.js'
 
 export const inspectCommand = new Command('inspect')
   .summary('show a filter\'s parameters, fill, estimated count and current error rate')
-  .description('Reads a filter (a snapshot file is checked against its CRCs) and reports its parameters, size, set bits per shard, estimated key count and error rate now; for Redis also its TTL, state and keys.')
+  .description('Reads a filter (a snapshot file is checked against its CRCs) and reports its parameters, size, set bits per shard, estimated key count and error rate now; for a counting filter also its counter width and saturated counters; for Redis also its TTL, state and keys.')
   .argument('<target>', 'file.blmk, level:<folder>, redis://host:port[/db] or redis+cluster://host:port')
   .option('--name <filter>', 'the filter\'s name (Redis targets)')
   .option('--timeout <ms>', 'Redis: milliseconds per command and connection', integer(1, 2 ** 31 - 1), 5000)
@@ -34,13 +34,18 @@ Examples:
       const stats = fillStats(parameters, setBits)
       const sorted = [...setBits].sort((a, b) => a - b)
       const shardBits = shardBitsOf(parameters)
+      // A counting filter: 4 bits per position, and its "set bits" are its non-zero counters.
+      const counting = opened.counting === undefined ? undefined : await opened.counting.describeCounters()
+      const bytesPerBit = counting === undefined ? 1 / 8 : 1 / 2
       const report = {
         target: target.kind === 'redis' ? redact(target.text) : target.text,
         kind: target.kind,
         name: target.kind === 'redis' ? options.name : undefined,
         parameters: shownParameters(parameters, options.showSeed === true),
-        bytes: parameters.bits / 8,
-        shardBytes: shardBits / 8,
+        filter: counting === undefined ? 'plain' : 'counting',
+        ...(counting === undefined ? {} : { counterBits: 4, saturatedCounters: counting.saturated }),
+        bytes: parameters.bits * bytesPerBit,
+        shardBytes: shardBits * bytesPerBit,
         setBits: {
           total: setBits.reduce((sum, n) => sum + n, 0),
           min: sorted[0],
@@ -62,10 +67,17 @@ Examples:
       const lines: [string, string][] = [
         ['target', `${report.target}${report.name === undefined ? '' : ` (filter "${report.name}")`}`],
         ['layout', parameters.layout],
-        ['bits', `${number(parameters.bits)} (${formatBytes(report.bytes)}) in ${number(parameters.shards)} shard(s) of ${formatBytes(report.shardBytes)}`],
+        ...(counting === undefined ? [] : [['filter', 'counting: 4-bit counters (keys can be removed)'] as [string, string]]),
+        [
+          counting === undefined ? 'bits' : 'counters',
+          `${number(parameters.bits)} (${formatBytes(report.bytes)}) in ${number(parameters.shards)} shard(s) of ${formatBytes(report.shardBytes)}`,
+        ],
         ['hashes', String(parameters.hashes)],
         ...(options.showSeed === true ? [['seed', String(parameters.seed)] as [string, string]] : []),
-        ['set bits', `${number(report.setBits.total)} (${(report.fill * 100).toFixed(2)} % full); per shard min ${number(report.setBits.min)}, median ${number(report.setBits.median)}, max ${number(report.setBits.max)}`],
+        [counting === undefined ? 'set bits' : 'non-zero', `${number(report.setBits.total)} (${(report.fill * 100).toFixed(2)} % full); per shard min ${number(report.setBits.min)}, median ${number(report.setBits.median)}, max ${number(report.setBits.max)}`],
+        ...(counting === undefined
+          ? []
+          : [['saturated', `${number(counting.saturated)} counter(s) at 15${counting.saturated > 0 ? ' (they never go down again: keys on them alone cannot be removed)' : ''}`] as [string, string]]),
         ['estimated', `${number(report.estimatedCount)} keys`],
         ['error rate', `${report.errorRate.toPrecision(3)} now`],
       ]

@@ -1,0 +1,88 @@
+import { COUNTING_SNAPSHOT_VERSION, crc32, decodeSnapshotHeader, encodeSnapshotHeader, plainBitsOf, SNAPSHOT_HEADER_BYTES, type SnapshotKind } from '@bloomkit/core/store'
+import { CliError } from './errors.js'
+
+/**
+ * A snapshot stream whose kind was read from its header (docs/SPEC.md: version 1 plain, version 3
+ * counting), so that the writer picks the import that takes it: the chunks are handed on whole,
+ * the first one included.
+ */
+export interface KindedChunks {
+  readonly kind: SnapshotKind
+  readonly chunks: AsyncIterable<Uint8Array>
+}
+
+/**
+ * Reads the snapshot's first bytes (enough for its version) and tells its kind. An unknown
+ * version is left to the import, which refuses it with its own coded error.
+ */
+export async function peekKind(chunks: AsyncIterable<Uint8Array>): Promise<KindedChunks> {
+  const iterator = chunks[Symbol.asyncIterator]()
+  const head: Uint8Array[] = []
+  let length = 0
+  let done = false
+  while (length < 6) {
+    const next = await iterator.next()
+    if (next.done === true) {
+      done = true
+      break
+    }
+    head.push(next.value)
+    length += next.value.length
+  }
+  const first = Buffer.concat(head)
+  const kind: SnapshotKind = first.length >= 6 && first.readUInt16LE(4) === COUNTING_SNAPSHOT_VERSION ? 'counting' : 'plain'
+  return {
+    kind,
+    chunks: (async function* () {
+      try {
+        if (first.length > 0) yield first
+        if (!done) {
+          for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value
+        }
+      } finally {
+        await iterator.return?.()
+      }
+    })(),
+  }
+}
+
+/** "a counting filter" / "a plain filter", for messages. */
+export function kindName(kind: SnapshotKind): string {
+  return kind === 'counting' ? 'a counting filter' : 'a plain filter'
+}
+
+/**
+ * A counting snapshot's stream turned into the plain snapshot of the same keys (docs/SPEC.md
+ * 10.3): the header as version 1 with the same parameters and items, every non-zero counter a set
+ * bit, a new CRC. Chunks may break anywhere: four counter bytes (8 counters) make one plain byte,
+ * so a remainder is carried into the next chunk. The counting snapshot's own CRC is checked by the
+ * caller (`verified`) as it passes.
+ */
+export async function* plainFromCounting(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let pending: Uint8Array = new Uint8Array(0)
+  let header: ReturnType<typeof decodeSnapshotHeader> | undefined
+  let payloadLeft = 0
+  let crc = 0
+  for await (const chunk of chunks) {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
+    if (header === undefined) {
+      if (pending.length < SNAPSHOT_HEADER_BYTES) continue
+      header = decodeSnapshotHeader(pending.subarray(0, SNAPSHOT_HEADER_BYTES), 'counting')
+      payloadLeft = header.parameters.bits / 2
+      yield encodeSnapshotHeader({ parameters: header.parameters, items: header.items })
+      pending = pending.subarray(SNAPSHOT_HEADER_BYTES)
+    }
+    const usable = Math.min(payloadLeft, pending.length - (pending.length % 4))
+    if (usable > 0) {
+      const bits = plainBitsOf(pending.subarray(0, usable))
+      crc = crc32(bits, crc)
+      payloadLeft -= usable
+      pending = pending.subarray(usable)
+      yield bits
+    }
+  }
+  if (header === undefined || payloadLeft !== 0) throw new CliError('CLI_TARGET', 'the counting snapshot ended early')
+  const trailer = new Uint8Array(4)
+  new DataView(trailer.buffer).setUint32(0, crc, true)
+  yield trailer
+}
