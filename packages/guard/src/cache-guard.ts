@@ -200,12 +200,50 @@ export class CacheGuard<V, K extends GuardKey = string> {
   /**
    * Call after a database update or delete of `id` has committed: fences off the cached value (or
    * marker), so the next `get` loads again and a load that read the old row cannot cache it. The
-   * filter keeps the key (Bloom filters cannot remove); {@link rebuild} drops deleted keys.
+   * filter keeps the key; after a delete, call {@link deleted} instead, which also removes the key
+   * from a counting filter.
    * @throws GuardError `GUARD_CACHE_UNAVAILABLE`: the old value may stay cached until its TTL; retry.
    */
   async invalidate(id: K): Promise<void> {
     this.checkOpen()
     await this.fence(id, this.cacheKey(id), 'invalidate')
+  }
+
+  /**
+   * Call after the database delete of `id` has committed (once per row deleted, as `created` was
+   * called once per row inserted). With a counting filter (one with `remove`), removes `id` from
+   * it, so `get(id)` answers null without reaching the cache or the database; then fences the
+   * cache as {@link invalidate} does. With a plain filter the key stays until {@link rebuild}, and
+   * this is `invalidate`.
+   *
+   * Do not call it for a row that was never announced with `created` (or `warm`): a key that was
+   * never added but reads present (a false positive) would take counts from other keys, and could
+   * make an existing row read absent. During a {@link rebuild} into a new filter, the key stays in
+   * the new one (it may be a false positive there): a harmless extra load until the next rebuild.
+   * @throws GuardError `GUARD_FILTER_UNAVAILABLE`: the key may or may not be removed; do NOT call
+   *   again for the filter's sake (a key removed twice takes counts from other keys): a key left in
+   *   it costs only a database read, cached as absent. `GUARD_CACHE_UNAVAILABLE`: retry `invalidate`.
+   */
+  async deleted(id: K): Promise<void> {
+    this.checkOpen()
+    const key = this.cacheKey(id)
+    const filter = this.filter
+    if (typeof filter.remove === 'function') {
+      try {
+        await this.filterCall(filter.remove(id), 'filter.remove')
+      } catch (error) {
+        // The cache is still fenced (the deleted row must not be served from it), and the filter's
+        // error is the one reported: it says not to call again.
+        const fenced = await this.fence(id, key, 'deleted').then(() => true, () => false)
+        throw new GuardError(
+          'GUARD_FILTER_UNAVAILABLE',
+          `deleted(${describe(id)}): the filter could not remove the key (it may have; do not remove it again): ${messageOf(error)}` +
+            (fenced ? '' : '; the cache could not be fenced either: call invalidate'),
+          { cause: error, id },
+        )
+      }
+    }
+    await this.fence(id, key, 'deleted')
   }
 
   /**

@@ -7,7 +7,7 @@ export type GuardKey = string | Uint8Array
 
 /**
  * What the guard needs of a filter: any bloomkit filter fits (`MemoryBloomFilter`,
- * `LevelBloomFilter`, `RedisBloomFilter`), synchronous or not.
+ * `LevelBloomFilter`, `RedisBloomFilter`, and their counting kinds), synchronous or not.
  */
 export interface GuardFilter {
   readonly isClosed: boolean
@@ -15,6 +15,11 @@ export interface GuardFilter {
   hasMany(keys: Iterable<GuardKey>): boolean[] | Promise<boolean[]>
   add(key: GuardKey): boolean | Promise<boolean>
   addMany(keys: Iterable<GuardKey>): boolean[] | Promise<boolean[]>
+  /**
+   * A counting filter's removal (`CountingMemoryFilter`, `CountingLevelFilter`,
+   * `RedisCountingFilter`); {@link CacheGuard.deleted} uses it when there.
+   */
+  remove?(key: GuardKey): boolean | Promise<boolean>
   /** `RedisBloomFilter`'s atomic rebuild; {@link CacheGuard.rebuild} uses it when there. */
   rebuild?(keys: AsyncIterable<GuardKey> | Iterable<GuardKey>): Promise<void>
 }

@@ -29,6 +29,6 @@ test('the README examples run in order and every `// value` holds', async () => 
   const file = `${workDir}readme.ts`
   await writeFile(file, `import { readFileSync as __readFileSync } from 'node:fs'\n${instrument(code)}\nawait users.close()\nredis.disconnect()\nawait db.close()\n`)
   const { __claims } = (await import(/* @vite-ignore */ file)) as { __claims: Claims }
-  expect(__claims.length).toBe(9)
+  expect(__claims.length).toBe(13)
   for (const [expression, actual, claimed] of __claims) expect(actual, expression).toEqual(claimed)
 })
