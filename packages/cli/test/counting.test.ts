@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeSnapshot } from '@bloomkit/core/store'
-import { CountingLevelFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { CountingMemoryFilter } from '@bloomkit/memory-backend/counting'
 import { RedisBloomFilter, RedisCountingFilter } from '@bloomkit/redis-backend'
@@ -193,27 +192,33 @@ describe('counting filters in LevelDB and Redis through the CLI', () => {
     if (nameFlag.length > 0) await runCli(['delete', target, ...named, '--yes'])
   })
 
-  test('remove on LevelDB stops at SIGINT: exit 130, says how many keys it removed, and the keys after the signal stay', async () => {
-    const target = `level:${at('interrupted')}`
-    await runCli(['build', at('added.txt'), '--out', target, '--counting', ...sizing])
+  test('remove on Redis stops at SIGINT: exit 130, says how many keys it removed, and the keys after the signal stay', async () => {
+    const name = fresh()
+    await runCli(['build', at('added.txt'), '--out', redisUrl, '--name', name, '--counting', ...sizing])
+    const watcher = await RedisCountingFilter.open(redis, name)
     const first = keys.slice(10_000, 10_100)
     const later = keys.slice(10_100, 10_200)
-    const result = await runCli(['remove', target, '-'], {
+    const result = await runCli(['remove', redisUrl, '--name', name, '-'], {
       onStart: (child) => {
         child.stdin!.write(`${first.join('\n')}\n`)
-        // Time for node to start and the first keys to be removed; then the signal, then more input.
-        setTimeout(() => {
-          child.kill('SIGINT')
-          setTimeout(() => child.stdin!.end(`${later.join('\n')}\n`), 300)
-        }, 3000)
+        // Once the first keys are gone (watched from outside), the signal, then more input.
+        let signalled = false
+        const poll = setInterval(() => {
+          void watcher.hasMany(first).then((present) => {
+            if (present.some(Boolean) || signalled) return
+            signalled = true
+            clearInterval(poll)
+            child.kill('SIGINT')
+            setTimeout(() => child.stdin!.end(`${later.join('\n')}\n`), 300)
+          })
+        }, 50)
       },
     })
     expect(result.code).toBe(130)
     const count = Number(/interrupted by SIGINT after (\d+) key\(s\) were removed/.exec(result.stderr)?.[1])
     expect(count).toBe(first.length)
-    const filter = await CountingLevelFilter.open(at('interrupted'))
-    expect((await filter.hasMany(later)).every(Boolean)).toBe(true)
-    await filter.close()
+    expect((await watcher.hasMany(later)).every(Boolean)).toBe(true)
+    await watcher.destroy()
   })
 })
 
