@@ -201,11 +201,12 @@ describe('counting filters in LevelDB and Redis through the CLI', () => {
     const result = await runCli(['remove', redisUrl, '--name', name, '-'], {
       onStart: (child) => {
         child.stdin!.write(`${first.join('\n')}\n`)
-        // Once the first keys are gone (watched from outside), the signal, then more input.
+        // Once the first keys are gone (watched from outside; a few may still read present as
+        // false positives, hence "most"), the signal, then more input.
         let signalled = false
         const poll = setInterval(() => {
           void watcher.hasMany(first).then((present) => {
-            if (present.some(Boolean) || signalled) return
+            if (present.filter(Boolean).length > first.length / 2 || signalled) return
             signalled = true
             clearInterval(poll)
             child.kill('SIGINT')
