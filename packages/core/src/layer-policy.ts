@@ -1,5 +1,5 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
-import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from './parameters.js'
+import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
 import { BLOCK_BITS } from './positions.js'
 import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter, type SizingOptions } from './sizing.js'
 
@@ -168,9 +168,21 @@ export function layerErrorRate(policy: LayerPolicy, index: number): number {
  * grow by 1 or with r near 0 after tens of layers) get a classic layer with 64 hashes and as many
  * bits as reach the rate.
  * @param capacity Keys the layer takes, if not the policy's (a layer rebuilt to fit a key set).
+ * @param maxShardBits The most bits a shard may hold (a backend's limit), unless the policy fixes `shards`.
  * @throws BloomError `BLOOM_INVALID_PARAMETER` when the layer cannot be sized at all.
  */
-export function layerParameters(policy: LayerPolicy, index: number, capacity = layerCapacity(policy, index)): FilterParameters {
+export function layerParameters(policy: LayerPolicy, index: number, capacity = layerCapacity(policy, index), maxShardBits?: number): FilterParameters {
+  const base = sizeLayer(policy, index, capacity)
+  // A backend that limits a shard's bits (Redis: 4 MiB, as a fixed Redis filter) gets as many
+  // shards as keep each within the limit, unless the policy fixes them.
+  if (maxShardBits === undefined || policy.shards !== undefined || shardBitsOf(base) <= maxShardBits) return base
+  let shards = Math.ceil(base.bits / maxShardBits)
+  let parameters = sizeLayer({ ...policy, shards }, index, capacity)
+  while (shardBitsOf(parameters) > maxShardBits) parameters = sizeLayer({ ...policy, shards: ++shards }, index, capacity)
+  return parameters
+}
+
+function sizeLayer(policy: LayerPolicy, index: number, capacity: number): FilterParameters {
   capacity = Math.ceil(capacity)
   const errorRate = layerErrorRate(policy, index)
   if (!(errorRate > 0)) {

@@ -34,6 +34,9 @@ export interface StoredLayer<Sync extends boolean = boolean> {
   readonly probe?: ArrayProbe
 }
 
+/** Why {@link LayerStorage.drop} is called: windows that have passed, or `clear`. */
+export type DropReason = 'passed' | 'cleared'
+
 /** What a port's {@link LayerStorage.testLayers} answers. */
 export interface LayersAnswer {
   /** found[i] = 1 where a layer holds key i. */
@@ -52,16 +55,29 @@ export interface LayerStorage<Sync extends boolean = boolean> {
    * it is now, and core decides again.
    */
   append(entry: Omit<LayerEntry, 'id'>, parameters: FilterParameters): Outcome<Sync, StoredLayer<Sync> | undefined>
-  /** Unlists `gone` (windows that have passed, or every layer for `clear`) and releases them. */
-  drop(gone: readonly StoredLayer<Sync>[]): Outcome<Sync, void>
+  /**
+   * Unlists `gone` and releases them: layers of windows that have passed (`'passed'`; a shared
+   * store may leave their data to expire, since a process whose clock is a little behind may
+   * still be reading them), or every layer for `clear` (`'cleared'`: their data goes).
+   */
+  drop(gone: readonly StoredLayer<Sync>[], reason: DropReason): Outcome<Sync, void>
   /**
    * Reserves room for up to `want` new keys in `layer` before they are written: how many it may
    * take (0 when racing writers filled it; `layer.count` then says it is full). Called only for
    * layers that grow; a store with one writer grants `want`.
    */
   reserve(layer: StoredLayer<Sync>, want: number): Outcome<Sync, number>
-  /** After writing a reserved batch: `added` of the `reserved` keys were new (what was not used is given back). */
-  settle(layer: StoredLayer<Sync>, reserved: number, added: number): Outcome<Sync, void>
+  /**
+   * After writing a batch into `layer`: `added` of its keys were new. `wanted` is the `want` that
+   * {@link reserve} was asked for this batch (0 when the layer does not grow and nothing was
+   * reserved): what of it was not used is given back.
+   */
+  settle(layer: StoredLayer<Sync>, wanted: number, added: number): Outcome<Sync, void>
+  /**
+   * Optional: reads the list and the layers' counts again (a store shared by processes), before
+   * core reports on the layers (`layers`, `estimateCount`, `errorRate`, `export`).
+   */
+  refresh?(): Outcome<Sync, void>
   /**
    * Optional: answers for `keys` (their hash pairs, a at [2i], b at [2i + 1]) over every layer in
    * `layers` in one step of the store's (Redis: one script), including layers another process

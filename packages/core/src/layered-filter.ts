@@ -16,7 +16,6 @@ import {
   type LayerInfo,
   type LayerPolicy,
 } from './layer-policy.js'
-import { shardBitsOf, type FilterParameters } from './parameters.js'
 import { probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
 
 /** What core needs besides the port: the clock of a rotating filter, and per-backend limits. */
@@ -200,7 +199,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     return this.run(
       (function* (self: LayeredFilter<Sync>): Steps<void> {
         self.checkOpen()
-        yield self.storage.drop(self.storage.layers)
+        yield self.storage.drop(self.storage.layers, 'cleared')
         self.relist()
         if (!self.rotating) yield* self.writable()
       })(this),
@@ -249,6 +248,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
 
   private *liveLayers(): Steps<readonly StoredLayer<Sync>[]> {
     this.checkOpen()
+    if (this.storage.refresh !== undefined) yield this.storage.refresh()
     yield this.advance()
     return this.checked()
   }
@@ -265,7 +265,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     const oldest = window - this.policy.keep + 1
     const gone = this.storage.layers.filter((layer) => layer.entry.window < oldest)
     if (gone.length === 0) return undefined
-    const dropped = this.storage.drop(gone)
+    const dropped = this.storage.drop(gone, 'passed')
     if (this.sync) this.relist()
     return dropped
   }
@@ -276,6 +276,19 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     if (!this.rotating) return layers
     const oldest = this.window - this.policy.keep + 1
     return layers.every((layer) => layer.entry.window >= oldest) ? layers : layers.filter((layer) => layer.entry.window >= oldest)
+  }
+
+  /**
+   * The layers an add judges keys against (docs/SPEC.md 9.8, adding step 1): the checked ones,
+   * except that while a rebuild runs (a scalable list with an index-0 layer after its first: only
+   * a backend's `rebuild` lists one) only that layer and those after it. The layers before it are
+   * about to be dropped: a key they seem to hold (a false positive) must still be written.
+   */
+  private judged(): readonly StoredLayer<Sync>[] {
+    const layers = this.checked()
+    if (this.rotating) return layers
+    for (let i = layers.length - 1; i > 0; i--) if (layers[i].entry.index === 0) return layers.slice(i)
+    return layers
   }
 
   /** The layer new keys go into now: the newest (of the current window), after adding one when it is full. */
@@ -290,24 +303,10 @@ export class LayeredFilter<Sync extends boolean = boolean> {
       // layer before it (which a rebuild may have made larger than its index says).
       const index = same ? newest.entry.index + 1 : 0
       const capacity = Math.min(Math.max(layerCapacity(this.policy, index), same ? newest.entry.capacity * this.policy.growth : 0), Number.MAX_SAFE_INTEGER)
-      const appended = (yield this.storage.append({ window, index, capacity }, this.parametersOf(index, capacity))) as StoredLayer<Sync> | undefined
+      const appended = (yield this.storage.append({ window, index, capacity }, layerParameters(this.policy, index, capacity, this.maxShardBits))) as StoredLayer<Sync> | undefined
       if (this.sync) this.relist()
       if (appended !== undefined) return appended
     }
-  }
-
-  /**
-   * A new layer's parameters: core's layer sizing, with (when the backend limits shards and the
-   * policy does not fix them) as many shards as keep each within the limit.
-   */
-  private parametersOf(index: number, capacity: number): FilterParameters {
-    const base = layerParameters(this.policy, index, capacity)
-    const limit = this.maxShardBits
-    if (limit === undefined || this.policy.shards !== undefined || shardBitsOf(base) <= limit) return base
-    let shards = Math.ceil(base.bits / limit)
-    let parameters = layerParameters({ ...this.policy, shards }, index, capacity)
-    while (shardBitsOf(parameters) > limit) parameters = layerParameters({ ...this.policy, shards: ++shards }, index, capacity)
-    return parameters
   }
 
   // The synchronous path: key by key, in place, no allocation per key.
@@ -384,7 +383,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     await this.advance()
     const results: boolean[] = []
     for (const batch of keyBatches(keys, this.batchKeys)) {
-      const { found, pairs } = await this.test(batch)
+      const { found, pairs } = await this.test(batch, true)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
       let previous: StoredLayer<Sync> | undefined
@@ -397,14 +396,14 @@ export class LayeredFilter<Sync extends boolean = boolean> {
           if (pending.length === 0) break
         }
         previous = layer
-        let reserved = 0
+        let wanted = 0
         let taking = pending
         if (this.policy.growth !== 0) {
           // Room is reserved before writing, so that racing writers never put more than a layer's capacity into it.
-          const want = Math.min(pending.length, Math.max(1, layer.entry.capacity - layer.count))
-          reserved = await this.storage.reserve(layer, want)
-          if (reserved === 0) continue
-          taking = pending.slice(0, reserved)
+          wanted = Math.min(pending.length, Math.max(1, layer.entry.capacity - layer.count))
+          const granted = await this.storage.reserve(layer, wanted)
+          if (granted === 0) continue
+          taking = pending.slice(0, granted)
         }
         pending = pending.slice(taking.length)
         const out = new Uint8Array(taking.length)
@@ -414,7 +413,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
           answers[taking[slot]] = out[slot] === 1
           added += out[slot]
         }
-        await this.storage.settle(layer, reserved, added)
+        await this.storage.settle(layer, wanted, added)
       }
       for (const answer of answers) results.push(answer)
     }
@@ -422,9 +421,9 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   }
 
   /** found[i] = 1 where any checked layer holds key i: through the port's one-step check if it has one, else every layer at once. */
-  private async test(keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
+  private async test(keys: BloomKey[], adding = false): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
     const pairs = hashPairs(this.hasher, keys)
-    const layers = this.checked()
+    const layers = adding ? this.judged() : this.checked()
     if (this.storage.testLayers !== undefined) return { found: (await this.storage.testLayers(layers, pairs, keys.length)).found, pairs }
     const found = new Uint8Array(keys.length)
     const answers = await Promise.all(

@@ -84,6 +84,7 @@ export { hashPairs, keyBatches, layerBatch } from './layered-batch.js'
 export {
   layerSnapshotOf,
   snapshotLayerEntries,
+  type DropReason,
   type LayerEntry,
   type LayersAnswer,
   type LayerStorage,

@@ -1,6 +1,6 @@
 export { RedisBloomFilter } from './redis-bloom-filter.js'
 export { RedisCountingFilter } from './redis-counting-filter.js'
-export { RedisLayeredFilter, type RedisLayeredOptions } from './layered-redis-filter.js'
+export { LayeredRedisFilter, RedisLayeredFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions, type RedisLayeredOptions } from './layered-redis-filter.js'
 export {
   DEFAULT_SHARD_BITS,
   MAX_REDIS_SHARD_BITS,

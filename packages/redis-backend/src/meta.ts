@@ -73,7 +73,7 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   const corrupt = (why: string, cause?: unknown) =>
     new BloomError('BLOOM_CORRUPT_STORE', `filter "${name}": its meta hash ${why}`, cause === undefined ? undefined : { cause })
   if (fields.format === undefined) throw corrupt('has no "format" field: not a bloomkit filter')
-  if (fields.kind === 'layered') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a layered filter: open it with RedisLayeredFilter.open`)
+  if (fields.kind === 'layered') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a layered filter: open it with LayeredRedisFilter.open`)
   if (fields.format !== String(STORE_FORMAT)) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
   }

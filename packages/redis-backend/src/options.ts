@@ -186,6 +186,14 @@ export function checkOptions(options: RedisFilterOptions): void {
   if (options.batchConnection !== undefined && typeof options.batchConnection !== 'boolean') throw invalidParameter('batchConnection', 'a boolean', options.batchConnection)
 }
 
+/** The default of {@link RedisStoreOptions.timeout}, in milliseconds. */
+export const DEFAULT_TIMEOUT_MS = 5000
+
+/** The `timeout` option (checked by {@link checkOptions}), or its default. */
+export function timeoutOf(options: RedisStoreOptions): number {
+  return options.timeout ?? DEFAULT_TIMEOUT_MS
+}
+
 /** The `ttl` option in milliseconds, 0 for none. */
 export function ttlMsOf(options: RedisNewFilterOptions): number {
   return options.ttl === undefined ? 0 : checkInteger('ttl', options.ttl, 1, 2 ** 31 - 1) * 1000

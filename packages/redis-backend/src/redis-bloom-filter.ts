@@ -2,7 +2,7 @@ import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } fr
 import { checkInteger, createKeyHasher, isLayeredOptions, randomSeed, type BitStore } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
-import { RedisLayeredFilter, type RedisLayeredOptions } from './layered-redis-filter.js'
+import { LayeredRedisFilter, type LayeredRedisOptions } from './layered-redis-filter.js'
 import { checkName, KeyNames } from './key-names.js'
 import { createMeta, lockMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
 import {
@@ -55,7 +55,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * start-up; racing creators end with one filter). Shards default to as many as keep each at
    * most 4 MiB ({@link DEFAULT_SHARD_BITS}); pass `shards` to spread a small filter over the
    * masters of a Cluster. No command allocates more than 4 MiB. With `growth` or `window`, a
-   * {@link RedisLayeredFilter} that grows or forgets.
+   * {@link LayeredRedisFilter} that grows or forgets.
    *
    * @param redis A connected ioredis `Redis` or `Cluster` with your options (auth, TLS, timeouts).
    * @throws BloomError `BLOOM_INVALID_PARAMETER` (name, capacity, errorRate, shards, seed, ttl, …),
@@ -63,13 +63,13 @@ export class RedisBloomFilter extends BloomFilter<false> {
    *   another process is still creating it after `lockWait`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static create(redis: RedisClient, name: string, options: RedisCreateOptions & { readonly counting: true }): Promise<RedisCountingFilter>
-  static create(redis: RedisClient, name: string, options: RedisLayeredOptions): Promise<RedisLayeredFilter>
+  static create(redis: RedisClient, name: string, options: LayeredRedisOptions): Promise<LayeredRedisFilter>
   static create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisBloomFilter>
   static async create(
     redis: RedisClient,
     name: string,
-    options: RedisCreateOptions | RedisLayeredOptions | (RedisCreateOptions & { readonly counting: true }),
-  ): Promise<RedisBloomFilter | RedisLayeredFilter | RedisCountingFilter> {
+    options: RedisCreateOptions | LayeredRedisOptions | (RedisCreateOptions & { readonly counting: true }),
+  ): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
     // With `counting: true`, a counting filter (redis-counting-filter.ts); not layered.
     if ((options as { counting?: unknown } | undefined)?.counting === true) {
       if (isLayeredOptions(options)) {
@@ -81,7 +81,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
       return RedisCountingFilter.create(redis, name, options as RedisCreateOptions)
     }
     // With `growth` or `window`, a layered filter (layered-redis-filter.ts).
-    if (isLayeredOptions(options)) return RedisLayeredFilter.create(redis, name, options)
+    if (isLayeredOptions(options)) return LayeredRedisFilter.create(redis, name, options)
     // Without a seed, a random one (keyed hashing); a filter already under the name is opened with its own.
     const parameters = sizeRedisFilter(options)
     const seeded = options.seed !== undefined

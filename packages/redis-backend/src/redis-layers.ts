@@ -1,0 +1,225 @@
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import { layerBatch, layerParameters, type DropReason, type LayerEntry, type LayerPolicy, type LayerStorage, type LayersAnswer, type StoredLayer } from '@bloomkit/core/store'
+import { callRedis } from './errors.js'
+import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
+import { GROW, parseEntries, UNLIST } from './layered-meta.js'
+import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
+import { RedisBloomFilter } from './redis-bloom-filter.js'
+
+/** Batches of at most this many keys (single calls) ask every layer in the one script: one command per check. */
+const SCRIPT_ALL_KEYS = 64
+/** Extra life of a rotating layer past the end of its last window, so a check at the boundary never meets an expired key. */
+const WINDOW_GRACE_MS = 60_000
+
+/** A listed layer as this process holds it: core's stored layer, and the fixed filter `<name>:L<id>` holding its bits. */
+export interface RedisLayer extends StoredLayer<false> {
+  readonly filter: RedisBloomFilter
+}
+
+/**
+ * A layered filter's storage in Redis (docs/SPEC.md 9.8): the list in the meta hash `<name>:meta`,
+ * each layer an ordinary fixed filter `<name>:L<id>`, each layer's count a field of the meta that
+ * every process changes with HINCRBY. Core's `LayeredFilter` decides; this only reads and writes.
+ *
+ * Race rules, as the spec states them: a layer is appended by one compare-and-set script on the
+ * list's `version` (racing growers: one wins, the others adopt the list they lost to); a layer is
+ * created, then marked `ready:<id>`, and a listed layer not yet ready is created by whoever meets
+ * it first (creation is idempotent); room in a layer is reserved (HINCRBY) before keys are
+ * written, so racing writers never put more than its capacity into it; a check reads the list's
+ * version with (or after) its probes, and asks the layers listed meanwhile before answering.
+ */
+export class RedisLayers implements LayerStorage<false> {
+  readonly sync = false
+  layers: readonly RedisLayer[] = []
+  /** The list's `version` as this process last read it ('' before the first read). */
+  private version = ''
+  private readonly meta: string
+  private readonly timeout: number
+
+  constructor(
+    readonly client: RedisClient,
+    readonly name: string,
+    readonly policy: LayerPolicy,
+    /** Options of each layer's fixed filter. */
+    readonly options: RedisFilterOptions,
+    private readonly clock: () => number,
+  ) {
+    this.meta = `${name}:meta`
+    this.timeout = timeoutOf(options)
+  }
+
+  /** A Redis call with the filter's timeout, its errors as BloomErrors naming `what`. */
+  call<T>(promise: Promise<T>, what: string): Promise<T> {
+    return callRedis(promise, this.timeout, `${what} "${this.name}"`)
+  }
+
+  /** Reads the list (opening layers this process does not hold yet) and every listed layer's count. */
+  async refresh(): Promise<void> {
+    const [layers, version] = await this.call(this.client.hmget(this.meta, 'layers', 'version'), 'read layers')
+    if (version === null) throw this.gone()
+    if (version !== this.version) await this.adopt(version, layers ?? '')
+    else await this.readCounts(this.layers)
+  }
+
+  async append(entry: Omit<LayerEntry, 'id'>, parameters: FilterParameters): Promise<RedisLayer | undefined> {
+    const rotating = this.policy.kind === 'rotating'
+    const minWindow = rotating ? entry.window - this.policy.keep + 1 : 0
+    const metaTtl = rotating ? (this.policy.keep + 1) * this.policy.seconds * 1000 + WINDOW_GRACE_MS : 0
+    const [version, layers, id] = (await this.call(
+      this.client.eval(GROW, 1, this.meta, this.version, `${entry.window}/${entry.index}/${entry.capacity}`, String(minWindow), String(metaTtl)),
+      'grow',
+    )) as [string, string, string | undefined]
+    if (id === undefined || id === '' || id === null) {
+      await this.adopt(String(version), String(layers ?? ''))
+      return undefined
+    }
+    const made = await this.makeLayer({ id: Number(id), ...entry }, parameters)
+    await this.adopt(String(version), String(layers ?? ''), made)
+    return made
+  }
+
+  async drop(gone: readonly StoredLayer<false>[], reason: DropReason): Promise<void> {
+    if (gone.length === 0) return
+    const [version, layers] = (await this.call(this.client.eval(UNLIST, 1, this.meta, ...gone.map((layer) => String(layer.entry.id))), 'drop layers')) as [string, string]
+    await this.adopt(String(version), String(layers ?? ''))
+    // A passed window's layers expire by their TTL: a process whose clock is a little behind may still read them.
+    if (reason === 'cleared') for (const layer of gone) await RedisBloomFilter.destroy(this.client, (layer as RedisLayer).filter.name, this.options)
+  }
+
+  async reserve(layer: StoredLayer<false>, want: number): Promise<number> {
+    const field = `count:${layer.entry.id}`
+    const capacity = layer.entry.capacity
+    const total = Number(await this.call(this.client.hincrby(this.meta, field, want), 'count'))
+    const granted = Math.max(0, Math.min(want, capacity - (total - want)))
+    if (granted === 0) {
+      // Racing writers filled it: give the reservation back; the layer is full for this process.
+      layer.count = Math.max(Number(await this.call(this.client.hincrby(this.meta, field, -want), 'count')), capacity)
+    }
+    return granted
+  }
+
+  async settle(layer: StoredLayer<false>, wanted: number, added: number): Promise<void> {
+    layer.count = Number(await this.call(this.client.hincrby(this.meta, `count:${layer.entry.id}`, added - wanted), 'count'))
+  }
+
+  /**
+   * found[i] = 1 where any of `layers` holds key i. On a standalone server one script asks every
+   * layer and reads the list's version (layered-read.ts); on a Cluster every layer's check and a
+   * read of the version are sent at once. A layer listed meanwhile by another process is asked too.
+   */
+  async testLayers(asked: readonly StoredLayer<false>[], pairs: Uint32Array, size: number): Promise<LayersAnswer> {
+    const layers = asked as readonly RedisLayer[]
+    const found = new Uint8Array(size)
+    const ask = (layer: RedisLayer, batch = layerBatch(layer.store.parameters, pairs)): Promise<Uint8Array> => {
+      const out = new Uint8Array(size)
+      return layer.store.testBits(batch, out).then(() => out)
+    }
+    const or = (outs: readonly Uint8Array[]) => {
+      for (const out of outs) for (let i = 0; i < size; i++) found[i] |= out[i]
+    }
+    let version: string | null
+    if (!isCluster(this.client) && size <= MAX_CHECK_KEYS) {
+      const batches = layers.map((layer) => layerBatch(layer.store.parameters, pairs))
+      // A large batch reads a blocked layer's blocks by the layer's own path (plain GETRANGEs, replies
+      // read in place): cheaper per key than a script's Lua calls. Everything else goes in the one script.
+      const own = layers.map((layer) => size > SCRIPT_ALL_KEYS && layer.store.parameters.layout === 'blocked')
+      const scripted = layers.flatMap((_, j) => (own[j] ? [] : [j]))
+      const checked = scripted.map((j) => ({ keys: layers[j].filter.keys, parameters: layers[j].store.parameters, epoch: layers[j].filter.epoch, batch: batches[j] }))
+      const [answer, ...outs] = await Promise.all([
+        checkLayers(this.client, this.meta, checked, size, this.options.scanBytesPerKey ?? 512, this.timeout, `check "${this.name}"`),
+        ...layers.flatMap((layer, j) => (own[j] ? [ask(layer, batches[j])] : [])),
+      ])
+      found.set(answer.found)
+      or(outs)
+      // Layers the script could not probe (a meta changed, a shard lost): their own path raises the precise error, or answers.
+      or(await Promise.all(answer.unanswered.map((s) => ask(layers[scripted[s]], batches[scripted[s]]))))
+      version = answer.version
+    } else {
+      const [read, ...answers] = await Promise.all([this.call(this.client.hget(this.meta, 'version'), 'check'), ...layers.map((layer) => ask(layer))])
+      or(answers)
+      version = read
+    }
+    if (version === null) throw this.gone()
+    if (version !== this.version) {
+      // The list moved while we asked: ask the layers we did not know about as well.
+      const known = new Set(layers.map((layer) => layer.entry.id))
+      const before = new Set(this.layers.map((layer) => layer.entry.id))
+      await this.refresh()
+      or(await Promise.all(this.layers.filter((layer) => !known.has(layer.entry.id) && !before.has(layer.entry.id)).map((layer) => ask(layer))))
+    }
+    return { found }
+  }
+
+  async close(): Promise<void> {
+    for (const layer of this.layers) await layer.filter.close()
+  }
+
+  /** `BLOOM_NOT_FOUND`: the meta is gone under an open filter. */
+  private gone(): BloomError {
+    return new BloomError('BLOOM_NOT_FOUND', `filter "${this.name}" no longer exists (expired or destroyed)`)
+  }
+
+  /** Holds the list `text` of `version`: opens layers new to this process (`made`: one it just made), closes those unlisted, reads counts. */
+  private async adopt(version: string, text: string, made?: RedisLayer): Promise<void> {
+    const entries = parseEntries(text)
+    const held = new Map(this.layers.map((layer) => [layer.entry.id, layer]))
+    if (made !== undefined) held.set(made.entry.id, made)
+    const fresh = entries.filter((entry) => !held.has(entry.id))
+    const ready = fresh.length === 0 ? [] : await this.call(this.client.hmget(this.meta, ...fresh.map((entry) => `ready:${entry.id}`)), 'read layers')
+    const layers: RedisLayer[] = []
+    for (const entry of entries) layers.push(held.get(entry.id) ?? (await this.openLayer(entry, ready[fresh.indexOf(entry)] === '1')))
+    for (const [id, layer] of held) if (!entries.some((entry) => entry.id === id)) await layer.filter.close()
+    this.layers = layers
+    this.version = version
+    await this.readCounts(layers)
+  }
+
+  private async readCounts(layers: readonly RedisLayer[]): Promise<void> {
+    if (layers.length === 0) return
+    const counts = await this.call(this.client.hmget(this.meta, ...layers.map((layer) => `count:${layer.entry.id}`)), 'count')
+    layers.forEach((layer, i) => (layer.count = Number(counts[i] ?? 0)))
+  }
+
+  /**
+   * Opens a listed layer, creating it if its grower has not yet (it may have died between listing
+   * and creating: creation with the listed parameters is idempotent across processes).
+   */
+  private async openLayer(entry: LayerEntry, ready: boolean): Promise<RedisLayer> {
+    if (!ready) return this.makeLayer(entry, layerParameters(this.policy, entry.index, entry.capacity, DEFAULT_SHARD_BITS))
+    const name = `${this.name}:L${entry.id}`
+    // Created and listed as ready: if it is gone now, its keys are lost, and answering would give false negatives.
+    const filter = await RedisBloomFilter.open(this.client, name, this.options).catch((error: unknown) => {
+      if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') {
+        throw new BloomError('BLOOM_DATA_LOST', `filter "${this.name}": its layer ${name} is gone (evicted, expired or deleted); rebuild the filter or import a snapshot`, { cause: error })
+      }
+      throw error
+    })
+    return { entry, filter, store: filter.bitStore, count: 0 }
+  }
+
+  /** Creates (or opens, if another writer did) the filter of a listed layer, then marks it ready. */
+  private async makeLayer(entry: LayerEntry, parameters: FilterParameters): Promise<RedisLayer> {
+    const name = `${this.name}:L${entry.id}`
+    const ttl = this.policy.kind === 'rotating' ? this.layerTtlSeconds(entry) : await this.metaTtlSeconds()
+    const filter = await RedisBloomFilter.fromParameters(this.client, name, parameters, { ...this.options, ttl }).catch((error: unknown) => {
+      // Another writer created it first, sized its own way (docs/SPEC.md 9.8, step 4): its
+      // parameters are those its meta holds.
+      if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') return RedisBloomFilter.open(this.client, name, this.options)
+      throw error
+    })
+    await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')
+    return { entry, filter, store: filter.bitStore, count: 0 }
+  }
+
+  /** The TTL a scalable filter's meta has now (set by setTtl), for a layer created later; undefined for none. */
+  private async metaTtlSeconds(): Promise<number | undefined> {
+    const ms = Number(await this.call(this.client.pttl(this.meta), 'ttl'))
+    return ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : undefined
+  }
+
+  /** A rotating layer lives until `keep` windows after its own (plus a grace). */
+  private layerTtlSeconds(entry: LayerEntry): number {
+    const endMs = (entry.window + this.policy.keep) * this.policy.seconds * 1000 + WINDOW_GRACE_MS
+    return Math.max(1, Math.ceil((endMs - this.clock()) / 1000))
+  }
+}

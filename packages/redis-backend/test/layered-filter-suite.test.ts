@@ -1,0 +1,22 @@
+import { afterAll, test } from 'vitest'
+import { layeredFilterSuite } from '@bloomkit/core/testing'
+import { LayeredRedisFilter } from '@bloomkit/redis-backend'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+
+const standalone = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([standalone.quit(), cluster.quit()])
+})
+
+// Core's layered suite over Redis's storage port, on a standalone server (checks in one script)
+// and on a Cluster (every layer asked at once).
+for (const [topology, client] of [['standalone', standalone], ['Cluster', cluster]] as const) {
+  layeredFilterSuite({
+    test,
+    name: `LayeredRedisFilter (${topology})`,
+    timeout: 30_000,
+    factory: (options) => LayeredRedisFilter.create(client, uniqueName('layered-suite'), options),
+    importer: (snapshot, options) => LayeredRedisFilter.import(client, uniqueName('layered-suite-import'), snapshot, options),
+  })
+}
