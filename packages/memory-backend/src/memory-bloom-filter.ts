@@ -113,6 +113,8 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     const { pairs, starts, out } = scratch
     const hasher = this.hasher
     const pair = hasher.pair
+    const probe = this.probe
+    const blocked = probe.blocked
     const results = new Array<boolean>(keys.length)
     for (let from = 0; from < keys.length; from += MANY_CHUNK) {
       const count = Math.min(MANY_CHUNK, keys.length - from)
@@ -120,8 +122,9 @@ export class MemoryBloomFilter extends BloomFilter<true> {
         hasher.hash(keys[from + i])
         pairs[2 * i] = pair[0]
         pairs[2 * i + 1] = pair[1]
+        if (blocked) starts[i] = probe.blockByte(pair[0], pair[1])
       }
-      this.probe.many(set, pairs, count, starts, out)
+      probe.many(set, pairs, count, starts, out)
       for (let i = 0; i < count; i++) results[from + i] = out[i] === 1
     }
     return results
