@@ -7,7 +7,7 @@ import { Redis } from 'ioredis'
 type User = { id: string; name: string }
 
 const redis = new Redis({ host: '127.0.0.1', port: Number(process.argv[2]), maxRetriesPerRequest: 1, connectTimeout: 2000 })
-const filter = await RedisBloomFilter.open(redis, 'bench:guard:ids')
+const filter = await RedisBloomFilter.open(redis, 'bench:guard:ids', { kind: 'fixed' })
 const pending = new Map<number, (user: User | null) => void>()
 let nextRef = 0
 const load = (id: string) =>

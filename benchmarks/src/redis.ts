@@ -207,7 +207,7 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
     await RedisBloomFilter.destroy(redis, name)
     const filter = await RedisBloomFilter.create(redis, name, { capacity, errorRate: ERROR_RATE, shards: capacity === KEYS ? shards : undefined })
     await filter.addMany(keys)
-    const viaClient = topology === 'standalone' ? await RedisBloomFilter.open(redis, name, { batchConnection: false }) : undefined
+    const viaClient = topology === 'standalone' ? await RedisBloomFilter.open(redis, name, { batchConnection: false, kind: 'fixed' }) : undefined
     filters.push({ label, filter, viaClient })
   }
   let fresh = 0
@@ -296,7 +296,7 @@ async function measure(report: Rows, redis: RedisClient, topology: string, shard
   const filter = await RedisBloomFilter.create(redis, name, { capacity: KEYS, errorRate: ERROR_RATE, shards })
   // The same filter through a store that always sends BITFIELDs (as a batch spread thinly over
   // large shards does), so both mechanisms are measured in the same run.
-  const perBit = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, blockReads: false })
+  const perBit = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, blockReads: false, kind: 'fixed' })
   const keyChunks = chunks(keys, CHUNK)
   const start = performance.now()
   await filter.addMany(keys)

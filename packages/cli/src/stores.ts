@@ -93,7 +93,7 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   try {
     let filter
     try {
-      filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
+      filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0, kind: 'fixed' })
     } catch (error) {
       if (!isCountingRefusal(error)) throw error
       const counting = await RedisCountingFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
@@ -273,7 +273,7 @@ export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Ar
 /** Whether Redis holds a filter named `name`; resolves to its parameters. */
 export async function existingRedisFilter(client: RedisClient, name: string, timeout: number): Promise<RedisBloomFilter | undefined> {
   try {
-    return await RedisBloomFilter.open(client, name, { timeout, lockWait: 0 })
+    return await RedisBloomFilter.open(client, name, { timeout, lockWait: 0, kind: 'fixed' })
   } catch (error) {
     if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
     throw error
@@ -313,7 +313,7 @@ export async function writeRedis(
 /** The kind of the filter named `name` in Redis, or undefined if there is none. */
 export async function existingRedisKind(client: RedisClient, name: string, timeout: number): Promise<SnapshotKind | undefined> {
   try {
-    await (await RedisBloomFilter.open(client, name, { timeout, lockWait: 0 })).close()
+    await (await RedisBloomFilter.open(client, name, { timeout, lockWait: 0, kind: 'fixed' })).close()
     return 'plain'
   } catch (error) {
     if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined

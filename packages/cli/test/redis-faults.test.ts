@@ -50,7 +50,7 @@ describe('Redis faults', () => {
         child.stdin!.write('new:1\n')
       },
     })
-    const filter = await RedisBloomFilter.open(redis, name)
+    const filter = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
     for (let i = 0; i < 200 && (await filter.info()).state !== 'rebuilding'; i++) await new Promise((resolve) => setTimeout(resolve, 50))
     expect((await filter.info()).state).toBe('rebuilding')
     const refused = await runCli(['build', at('keys.txt'), ...target, '--replace', '--force'])

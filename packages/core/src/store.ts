@@ -75,6 +75,7 @@ export {
 export {
   decodeLayeredSnapshot,
   encodeLayeredSnapshot,
+  LAYERED_SNAPSHOT_VERSION,
   snapshotVersionOf,
   type LayeredSnapshot,
   type LayerToWrite,

@@ -106,6 +106,7 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'windowOf'
     | 'decodeLayeredSnapshot'
     | 'encodeLayeredSnapshot'
+    | 'LAYERED_SNAPSHOT_VERSION'
     | 'snapshotVersionOf'
     | 'hashPairs'
     | 'keyBatches'

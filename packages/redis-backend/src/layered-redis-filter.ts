@@ -103,7 +103,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const taken = await callRedis(client.exists(`${name}:meta`), timeout, `import "${name}"`)
     if (Number(taken) === 1) throw new BloomError('BLOOM_INCOMPATIBLE', `import: "${name}" already holds a filter; destroy it first or pick another name`)
     for (const [i, layer] of layers.entries()) {
-      await RedisBloomFilter.import(client, `${name}:L${entries[i].id}`, layerSnapshotOf(snapshot, layer), { ...options, ttl: undefined })
+      await RedisBloomFilter.import(client, `${name}:L${entries[i].id}`, layerSnapshotOf(snapshot, layer), { ...options, ttl: undefined, kind: 'fixed' })
     }
     const counts = entries.flatMap((entry, i) => [`count:${entry.id}`, String(layers[i].count), `ready:${entry.id}`, '1'])
     await callRedis(

@@ -1,8 +1,9 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
-import { checkInteger, createKeyHasher, isLayeredOptions, randomSeed, type BitStore } from '@bloomkit/core/store'
+import { checkInteger, createKeyHasher, invalidParameter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, randomSeed, type BitStore } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
-import { importSnapshot, type SnapshotSource } from './import.js'
-import { LayeredRedisFilter, type LayeredRedisOptions } from './layered-redis-filter.js'
+import { importSnapshot, peekVersion, wholeSnapshot, type SnapshotSource } from './import.js'
+import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
+import { callRedis } from './errors.js'
 import { checkName, KeyNames } from './key-names.js'
 import { createMeta, lockMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
 import {
@@ -10,6 +11,7 @@ import {
   checkOptions,
   checkRedisParameters,
   sizeRedisFilter,
+  timeoutOf,
   ttlMsOf,
   type RebuildOptions,
   type RedisClient,
@@ -20,6 +22,20 @@ import {
 import { rebuild } from './rebuild.js'
 import { RedisBitStore } from './redis-bit-store.js'
 import { RedisCountingFilter } from './redis-counting-filter.js'
+
+/** Which kind of filter `open` or `import` must find: a fixed one (`RedisBloomFilter`) or a layered one (`LayeredRedisFilter`). */
+export type RedisFilterKind = 'fixed' | 'layered'
+
+/** Options of {@link RedisBloomFilter.open}: the store's, a rotating filter's `clock`, and `kind` to insist on one kind (default: either). */
+export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: RedisFilterKind }
+
+/** Options of {@link RedisBloomFilter.import}: as for a new filter, a rotating filter's `clock`, and `kind` as for `open`. */
+export type RedisImportOptions = RedisNewFilterOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
+
+function checkKind(kind: unknown): RedisFilterKind | undefined {
+  if (kind === undefined || kind === 'fixed' || kind === 'layered') return kind
+  throw invalidParameter('kind', "'fixed' or 'layered'", kind)
+}
 
 /**
  * A Bloom filter stored in Redis (standalone or Cluster, Redis ≥ 6.2, no modules) under a name,
@@ -105,7 +121,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
     const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), options.timeout ?? 5000)
-    if ((await createMeta(shards, 'creating', token, `create "${name}"`, 'requested', seeded)) !== undefined) return RedisBloomFilter.open(client, name, options)
+    if ((await createMeta(shards, 'creating', token, `create "${name}"`, 'requested', seeded)) !== undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
     try {
       await shards.forEachShard(async (shard) => {
         await shards.allocateNext(shard)
@@ -122,18 +138,38 @@ export class RedisBloomFilter extends BloomFilter<false> {
   }
 
   /**
-   * Opens the existing filter `name`; its parameters come from Redis. Waits (up to `lockWait`)
-   * while another process is still creating or importing it.
-   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_LOCKED`, `BLOOM_CORRUPT_STORE` (not a bloomkit
-   *   filter, a meta hash changed outside bloomkit, or one that disagrees with its shards),
-   *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_STORE_UNAVAILABLE`.
+   * Opens the filter `name`, whatever `create` or `import` made there: a fixed filter as a
+   * `RedisBloomFilter`, a layered one (made with `growth` or `window`) as a {@link LayeredRedisFilter}.
+   * Tell them apart by `filter.kind` (`'fixed'` or `'layered'`), or pass `kind` to insist on one:
+   * the result is then typed as that class, and a name holding the other kind is
+   * `BLOOM_INCOMPATIBLE`. Its parameters come from Redis. Waits (up to `lockWait`) while another
+   * process is still creating or importing a fixed filter.
+   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_INCOMPATIBLE` (not the `kind` asked for, or a
+   *   counting filter: open it with `RedisCountingFilter.open`), `BLOOM_LOCKED`, `BLOOM_CORRUPT_STORE`
+   *   (not a bloomkit filter, a meta hash changed outside bloomkit, or one that disagrees with its
+   *   shards), `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_DATA_LOST` (a layer listed as ready is gone),
+   *   `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async open(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<RedisBloomFilter> {
+  static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'fixed' }): Promise<RedisBloomFilter>
+  static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'layered' }): Promise<LayeredRedisFilter>
+  static open(redis: RedisClient, name: string, options?: RedisOpenOptions): Promise<RedisBloomFilter | LayeredRedisFilter>
+  static async open(redis: RedisClient, name: string, options: RedisOpenOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter> {
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
-    const timeout = options.timeout ?? 5000
-    const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
+    const kind = checkKind(options.kind)
+    if (kind === 'layered') return LayeredRedisFilter.open(client, name, options)
+    const timeout = timeoutOf(options)
+    let meta: FilterMeta
+    try {
+      meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
+    } catch (error) {
+      // decodeMeta refuses a layered meta as BLOOM_INCOMPATIBLE: open it as what it is, unless a fixed one was asked for.
+      if (kind === undefined && error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && (await callRedis(client.hget(`${name}:meta`, 'kind'), timeout, `open "${name}"`)) === 'layered') {
+        return LayeredRedisFilter.open(client, name, options)
+      }
+      throw error
+    }
     if (meta.counting === true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a counting filter: open it with RedisCountingFilter.open`)
     const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
     await shards.verifyShardsAgree(`open "${name}"`)
@@ -141,22 +177,36 @@ export class RedisBloomFilter extends BloomFilter<false> {
   }
 
   /**
-   * Loads a snapshot (from `export()`/`exportChunks()` of any backend) into the filter `name`.
-   * Chunks are written in steps of at most 1 MiB into the (allocated) next-generation keys; only after the
-   * whole snapshot has passed its length and CRC-32 checks are the shards swapped in. A bad
-   * snapshot leaves nothing behind: no filter if `name` was free, the old bits if it was not.
-   * If `name` holds a filter, its parameters must match and its bits are replaced (adds made
-   * while the import runs may be lost); its TTL is kept.
+   * Loads a snapshot (from `export()`/`exportChunks()` of any backend) into the filter `name`: a
+   * fixed filter's (format version 1) as a `RedisBloomFilter`, a layered one's (version 2) as a
+   * {@link LayeredRedisFilter} (into a free name only); tell them apart by `kind`, or pass `kind`
+   * to insist on one (the other kind is `BLOOM_INCOMPATIBLE`, and nothing is written).
+   *
+   * A fixed snapshot's chunks are written in steps of at most 1 MiB into the (allocated)
+   * next-generation keys; only after the whole snapshot has passed its length and CRC-32 checks
+   * are the shards swapped in. A bad snapshot leaves nothing behind: no filter if `name` was free,
+   * the old bits if it was not. If `name` holds a filter, its parameters must match and its bits
+   * are replaced (adds made while the import runs may be lost); its TTL is kept.
    *
    * @param snapshot The whole snapshot, or its chunks in order (e.g. a file read stream).
    * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INCOMPATIBLE`,
    *   `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisNewFilterOptions = {}): Promise<RedisBloomFilter> {
+  static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'fixed' }): Promise<RedisBloomFilter>
+  static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'layered' }): Promise<LayeredRedisFilter>
+  static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options?: RedisImportOptions): Promise<RedisBloomFilter | LayeredRedisFilter>
+  static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter> {
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
-    return RedisBloomFilter.over(await importSnapshot(client, name, snapshot, options), options)
+    const kind = checkKind(options.kind)
+    const { version, source } = await peekVersion(snapshot)
+    const layered = version === LAYERED_SNAPSHOT_VERSION
+    if (kind !== undefined && version !== undefined && layered !== (kind === 'layered')) {
+      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is a ${layered ? 'layered' : 'fixed'} filter's (format version ${version}), not a ${kind} one (kind: '${kind}' was asked for)`)
+    }
+    if (layered) return LayeredRedisFilter.import(client, name, await wholeSnapshot(source), options)
+    return RedisBloomFilter.over(await importSnapshot(client, name, source, options), options)
   }
 
   /**

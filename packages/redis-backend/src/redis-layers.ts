@@ -188,7 +188,7 @@ export class RedisLayers implements LayerStorage<false> {
     if (!ready) return this.makeLayer(entry, layerParameters(this.policy, entry.index, entry.capacity, DEFAULT_SHARD_BITS))
     const name = `${this.name}:L${entry.id}`
     // Created and listed as ready: if it is gone now, its keys are lost, and answering would give false negatives.
-    const filter = await RedisBloomFilter.open(this.client, name, this.options).catch((error: unknown) => {
+    const filter = await RedisBloomFilter.open(this.client, name, { ...this.options, kind: 'fixed' }).catch((error: unknown) => {
       if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') {
         throw new BloomError('BLOOM_DATA_LOST', `filter "${this.name}": its layer ${name} is gone (evicted, expired or deleted); rebuild the filter or import a snapshot`, { cause: error })
       }
@@ -204,7 +204,7 @@ export class RedisLayers implements LayerStorage<false> {
     const filter = await RedisBloomFilter.fromParameters(this.client, name, parameters, { ...this.options, ttl }).catch((error: unknown) => {
       // Another writer created it first, sized its own way (docs/SPEC.md 9.8, step 4): its
       // parameters are those its meta holds.
-      if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') return RedisBloomFilter.open(this.client, name, this.options)
+      if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') return RedisBloomFilter.open(this.client, name, { ...this.options, kind: 'fixed' })
       throw error
     })
     await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')

@@ -71,7 +71,7 @@ test('single calls from separate events wait (at most coalesceWait ms) for the b
   // Script calls through the client are counted, so these filters take the client's connection.
   const gathered = await RedisBloomFilter.fromParameters(redis, name, parameters, { scanBytesPerKey: 0, batchConnection: false })
   await gathered.addMany(keys)
-  const eager = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, coalesceWait: 0, batchConnection: false })
+  const eager = await RedisBloomFilter.open(redis, name, { scanBytesPerKey: 0, coalesceWait: 0, batchConnection: false, kind: 'fixed' })
   /** 300 `has` calls, each from its own event (as requests arriving on a socket): how many script calls they cost. */
   const callsFromEvents = async (filter: RedisBloomFilter) =>
     count(

@@ -32,7 +32,7 @@ describe.each([
     const ids = await RedisBloomFilter.create(client, name, { capacity: 10_000, errorRate: 0.001 })
     expect(await ids.addMany(['u1', 'u2'])).toEqual([true, true])
     expect(await ids.has('u3')).toBe(false)
-    const same = await RedisBloomFilter.open(client, name)
+    const same = await RedisBloomFilter.open(client, name, { kind: 'fixed' })
     expect(same.parameters).toEqual(ids.parameters)
     expect(await same.hasMany(['u1', 'u2', 'u3'])).toEqual([true, true, false])
     expect(await same.add('u1')).toBe(false)

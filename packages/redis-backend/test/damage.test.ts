@@ -42,7 +42,7 @@ async function callCodes(f: Awaited<ReturnType<typeof fixed>>): Promise<[string,
 
 /** Both readers' answer to opening the filter anew. */
 async function openCodes(name: string): Promise<[string, string]> {
-  return [await codeOf(RedisBloomFilter.open(redis, name, { lockWait: 0 })), await codeOf(spec.openFixed(redis, name, 0))]
+  return [await codeOf(RedisBloomFilter.open(redis, name, { lockWait: 0, kind: 'fixed' })), await codeOf(spec.openFixed(redis, name, 0))]
 }
 
 /** Rewrites meta fields and mends the check, as a careful tool would, so only the other rules can tell. */

@@ -44,7 +44,7 @@ describe('a fixed filter shared with a reader and writer written from the spec',
     expect(await spec.createFixed(redis, name, parameters)).toBe(true)
     const other = await spec.openFixed(redis, name)
     await spec.addFixed(redis, other, keys('k', 400))
-    const library = await RedisBloomFilter.open(redis, name)
+    const library = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
     expect(library.parameters).toEqual({ bits: 8192, hashes: 5, shards: 2, seed: 99, layout: 'blocked', scheme: 2 })
     await library.addMany(keys('j', 300))
     const reference = new BloomFilter(new ReferenceBitStore(library.parameters), await createKeyHasher(99))

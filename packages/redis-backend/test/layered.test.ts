@@ -253,7 +253,7 @@ describe('layered filters on Redis', () => {
     const layeredName = uniqueName('layered')
     const fixed = await RedisBloomFilter.create(redis, fixedName, { capacity: 100, errorRate: 0.01 })
     const layered = await RedisBloomFilter.create(redis, layeredName, { capacity: 100, errorRate: 0.01, growth: 2 })
-    expect(await codeOf(RedisBloomFilter.open(redis, layeredName))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(RedisBloomFilter.open(redis, layeredName, { kind: 'fixed' }))).toBe('BLOOM_INCOMPATIBLE')
     expect(await codeOf(RedisLayeredFilter.open(redis, fixedName))).toBe('BLOOM_INCOMPATIBLE')
     expect(await codeOf(RedisBloomFilter.create(redis, layeredName, { capacity: 100, errorRate: 0.01, growth: 4 }))).toBe('BLOOM_INCOMPATIBLE')
     expect(await codeOf(layered.merge(layered))).toBe('BLOOM_INCOMPATIBLE')

@@ -14,7 +14,7 @@ describe('a Redis filter of an earlier release (classic hash scheme 1)', () => {
     const name = uniqueName('legacy')
     await RedisBloomFilter.import(redis, name, snapshot)
     expect(await redis.hget(`${name}:meta`, 'scheme')).toBe('1')
-    const filter = await RedisBloomFilter.open(redis, name)
+    const filter = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
     expect(filter.parameters.scheme).toBe(1)
     const probes = [...legacyKeys, ...legacyProbes]
     const expected = scheme1Answers(snapshot, probes)

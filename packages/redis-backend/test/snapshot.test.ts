@@ -32,7 +32,7 @@ test.each([
   expect(new Uint8Array(shard0!.subarray(0, shardBytes))).toEqual(payload.slice(0, shardBytes))
 
   memory.addMany(probes.slice(0, 100))
-  const back = await RedisBloomFilter.import(client, uniqueName('snap-back'), memory.export())
+  const back = await RedisBloomFilter.import(client, uniqueName('snap-back'), memory.export(), { kind: 'fixed' })
   expect(await back.hasMany(probes)).toEqual(memory.hasMany(probes))
   expect(new Uint8Array(await back.export())).toEqual(new Uint8Array(memory.export()))
   await Promise.all([filter.destroy(), back.destroy()])
@@ -58,10 +58,10 @@ test('import streams chunks of any size and replaces the bits of an existing fil
       yield piece
     }
   }
-  const importing = RedisBloomFilter.import(redis, name, pausedHalfway())
+  const importing = RedisBloomFilter.import(redis, name, pausedHalfway(), { kind: 'fixed' })
   await new Promise((resolve) => setTimeout(resolve, 50))
   expect((await target.info()).state).toBe('replacing')
-  expect(await (await RedisBloomFilter.open(redis, name, { lockWait: 0 })).has('only-in-old')).toBe(true)
+  expect(await (await RedisBloomFilter.open(redis, name, { lockWait: 0, kind: 'fixed' })).has('only-in-old')).toBe(true)
   resume()
   const imported = await importing
   expect(imported.epoch).toBe(target.epoch)

@@ -147,7 +147,7 @@ describe('docs/SPEC.md 9.10: a whole shard', () => {
   test('the blocked snapshot of section 7, imported, is each shard’s payload followed by 2·epoch', async () => {
     const hex = text.match(/```hex snapshot blocked\n([0-9a-f]+)\n```/)![1]
     const snapshot = Buffer.from(hex, 'hex')
-    const filter = await RedisBloomFilter.import(redis, uniqueName('spec-shard'), snapshot)
+    const filter = await RedisBloomFilter.import(redis, uniqueName('spec-shard'), snapshot, { kind: 'fixed' })
     const names = new KeyNames(filter.name, 2)
     for (const shard of [0, 1]) {
       const payload = snapshot.subarray(40 + shard * 64, 40 + (shard + 1) * 64)

@@ -17,7 +17,7 @@ export async function createRedisBitStore(redis: RedisClient, parameters: Filter
 /** Another handle on the bits of a store made by {@link createRedisBitStore}: the suite's `reopen` and `share`. */
 export async function openRedisBitStore(redis: RedisClient, store: BitStore, options: RedisStoreOptions = {}): Promise<BitStore> {
   const name = names.get(store)!
-  const filter = await RedisBloomFilter.open(redis, name, options)
+  const filter = await RedisBloomFilter.open(redis, name, { ...options, kind: 'fixed' })
   names.set(filter.bitStore, name)
   return filter.bitStore
 }

@@ -1,0 +1,97 @@
+import { afterAll, describe, expect, test } from 'vitest'
+import { BloomError } from '@bloomkit/core'
+import { LayeredRedisFilter, RedisBloomFilter, RedisCountingFilter } from '@bloomkit/redis-backend'
+import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+
+// Issue 21, item 2: RedisBloomFilter.open and .import open whatever create made under a name.
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+  } catch (error) {
+    expect(error).toBeInstanceOf(BloomError)
+    return (error as BloomError).code
+  }
+  return 'resolved'
+}
+
+/** A snapshot cut into chunks of `size` bytes, as a file stream would hand it over. */
+function* chunksOf(bytes: Uint8Array, size: number): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
+}
+
+describe.each([
+  ['standalone', redis],
+  ['Cluster', cluster],
+] as const)('on %s', (_, client) => {
+  test.each([
+    ['fixed', { capacity: 500, errorRate: 0.01 }, 'fixed'],
+    ['scalable', { capacity: 100, errorRate: 0.01, growth: 2 }, 'layered'],
+    ['rotating', { capacity: 500, errorRate: 0.01, window: { seconds: 60, keep: 2 } }, 'layered'],
+  ] as const)('open of a %s filter gives what create made, told apart by kind, with its keys', async (_what, options, kind) => {
+    const name = uniqueName('any-kind')
+    const made = await RedisBloomFilter.create(client, name, options)
+    await made.addMany(keys('k', 300))
+    const opened = await RedisBloomFilter.open(client, name)
+    expect(opened.kind).toBe(kind)
+    expect(opened).toBeInstanceOf(kind === 'fixed' ? RedisBloomFilter : LayeredRedisFilter)
+    expect((await opened.hasMany(keys('k', 300))).every(Boolean)).toBe(true)
+    if (opened.kind === 'layered') expect(await opened.layers()).toEqual(await (made as unknown as LayeredRedisFilter).layers())
+    // Insisting on a kind: the same class, or BLOOM_INCOMPATIBLE for the other.
+    const other = kind === 'fixed' ? 'layered' : 'fixed'
+    expect(await codeOf(RedisBloomFilter.open(client, name, { kind: other }))).toBe('BLOOM_INCOMPATIBLE')
+    const same = await RedisBloomFilter.open(client, name, { kind })
+    expect(same.kind).toBe(kind)
+    await Promise.all([opened.close(), same.close()])
+    await made.destroy()
+  })
+
+  test('import of a layered snapshot, whole or in chunks, gives a layered filter; of a fixed one, a fixed filter; a kind that does not match writes nothing', async () => {
+    const source = await RedisBloomFilter.create(client, uniqueName('any-kind-src'), { capacity: 50, errorRate: 0.01, growth: 2, seed: 7 })
+    await source.addMany(keys('s', 200))
+    const layered = await source.export()
+    const probes = [...keys('s', 200), ...keys('absent', 500)]
+    const expected = await source.hasMany(probes)
+    for (const snapshot of [layered, chunksOf(layered, 7)]) {
+      const name = uniqueName('any-kind-import')
+      const copy = await RedisBloomFilter.import(client, name, snapshot)
+      expect(copy.kind).toBe('layered')
+      expect(await copy.hasMany(probes)).toEqual(expected)
+      expect(await copy.export()).toEqual(layered)
+      await (copy as LayeredRedisFilter).destroy()
+    }
+    const fixedSource = await RedisBloomFilter.create(client, uniqueName('any-kind-fixed'), { capacity: 200, errorRate: 0.01 })
+    await fixedSource.addMany(keys('f', 100))
+    const fixed = await fixedSource.export()
+    const name = uniqueName('any-kind-import-fixed')
+    const copy = await RedisBloomFilter.import(client, name, chunksOf(fixed, 5))
+    expect(copy.kind).toBe('fixed')
+    expect(await copy.export()).toEqual(fixed)
+    await copy.close()
+    await RedisBloomFilter.destroy(client, name)
+    const refused = uniqueName('any-kind-refused')
+    expect(await codeOf(RedisBloomFilter.import(client, refused, layered, { kind: 'fixed' }))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(RedisBloomFilter.import(client, refused, fixed, { kind: 'layered' }))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await client.exists(`${refused}:meta`)).toBe(0)
+    expect(await codeOf(RedisBloomFilter.open(client, refused))).toBe('BLOOM_NOT_FOUND')
+    expect(await codeOf(RedisBloomFilter.open(client, refused, { kind: 'bogus' as never }))).toBe('BLOOM_INVALID_PARAMETER')
+    await Promise.all([source.destroy(), fixedSource.destroy()])
+  })
+
+  test('a counting filter is still refused by open, naming RedisCountingFilter.open', async () => {
+    const name = uniqueName('any-kind-counting')
+    const counting = await RedisCountingFilter.create(client, name, { capacity: 100, errorRate: 0.01 })
+    const error = await RedisBloomFilter.open(client, name).catch((e: unknown) => e)
+    expect((error as BloomError).code).toBe('BLOOM_INCOMPATIBLE')
+    expect((error as BloomError).message).toMatch(/RedisCountingFilter\.open/)
+    await counting.destroy()
+  })
+})
