@@ -76,7 +76,7 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
     if (!existsSync(target.folder)) throw new CliError('CLI_TARGET', `folder "${target.folder}" does not exist`)
     let filter
     try {
-      filter = await LevelBloomFilter.open(target.folder)
+      filter = await LevelBloomFilter.open(target.folder, { kind: 'fixed' })
     } catch (error) {
       if (!isCountingRefusal(error)) throw error
       return openedCounting(await CountingLevelFilter.open(target.folder))

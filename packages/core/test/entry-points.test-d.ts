@@ -105,6 +105,7 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'layerPolicyOf'
     | 'windowOf'
     | 'decodeLayeredSnapshot'
+    | 'LAYERED_SNAPSHOT_VERSION'
     | 'encodeLayeredSnapshot'
     | 'LAYERED_SNAPSHOT_VERSION'
     | 'snapshotVersionOf'

@@ -1,5 +1,5 @@
 import { BloomError } from '@bloomkit/core'
-import { popcount, SnapshotReader, shardBytesOf } from '@bloomkit/core/store'
+import { popcount, SnapshotReader, shardBytesOf, snapshotChunks, snapshotVersionOf, type SnapshotSource } from '@bloomkit/core/store'
 import { newAnchor, type SequenceAnchor } from './anchor.js'
 import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from './errors.js'
@@ -9,26 +9,56 @@ import { PageGeometry } from './page-geometry.js'
 import { PageVersions } from './page-versions.js'
 import { CHECKPOINT_KEY, COUNTS_KEY, encodeCheckpoint, encodeCounts, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './records.js'
 
-/** A whole snapshot, or its bytes in order as chunks (a file stream, `exportChunks()` of any filter). */
-export type SnapshotSource = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>
+export type { SnapshotSource }
 
 /** Bytes of pages per LevelDB batch while importing. */
 const IMPORT_BATCH_BYTES = 4 * 2 ** 20
 
-async function* chunksOf(source: SnapshotSource): AsyncGenerator<Uint8Array> {
-  if (source instanceof Uint8Array) {
-    yield source
-    return
+/**
+ * The snapshot's format version (bytes 4–5, docs/SPEC.md) read from its first chunks, and the same
+ * bytes as a source again (what was read is put back in front); version undefined when the source
+ * ends first or does not start with the magic (the importer then reports what is wrong).
+ */
+export async function peekVersion(snapshot: SnapshotSource): Promise<{ version: number | undefined; source: SnapshotSource }> {
+  if (snapshot instanceof Uint8Array) return { version: snapshotVersionOf(snapshot), source: snapshot }
+  const chunks = snapshotChunks(snapshot)
+  const head: Uint8Array[] = []
+  let length = 0
+  while (length < 6) {
+    const next = await chunks.next()
+    if (next.done === true) break
+    head.push(next.value)
+    length += next.value.length
   }
-  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source))) {
-    throw new BloomError('BLOOM_INVALID_PARAMETER', `snapshot must be a Uint8Array or an (async) iterable of Uint8Arrays; got ${Object.prototype.toString.call(source)}`)
+  const joined = concat(head, length)
+  async function* rest(): AsyncGenerator<Uint8Array> {
+    if (joined.length > 0) yield joined
+    yield* chunks
   }
-  for await (const chunk of source as AsyncIterable<Uint8Array>) {
-    if (!(chunk instanceof Uint8Array)) {
-      throw new BloomError('BLOOM_INVALID_PARAMETER', `snapshot chunks must be Uint8Arrays; got ${Object.prototype.toString.call(chunk)}`)
-    }
-    yield chunk
+  return { version: snapshotVersionOf(joined), source: rest() }
+}
+
+/** Every chunk of `source` in one array (a layered snapshot is decoded whole). */
+export async function wholeSnapshot(source: SnapshotSource): Promise<Uint8Array> {
+  if (source instanceof Uint8Array) return source
+  const chunks: Uint8Array[] = []
+  let length = 0
+  for await (const chunk of snapshotChunks(source)) {
+    chunks.push(chunk)
+    length += chunk.length
   }
+  return concat(chunks, length)
+}
+
+function concat(chunks: readonly Uint8Array[], length: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]
+  const bytes = new Uint8Array(length)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.length
+  }
+  return bytes
 }
 
 /**
@@ -87,7 +117,7 @@ export async function importSnapshot(
         opBytes = 0
       }
     }
-    for await (const chunk of chunksOf(source)) {
+    for await (const chunk of snapshotChunks(source)) {
       const pieces = reader.push(chunk)
       if (geometry === undefined && reader.parameters !== undefined) {
         // Before the first page: refuse a filter too large for this page size without writing anything.

@@ -1,4 +1,4 @@
-export { LevelBloomFilter, type LevelCreateOptions, type LevelImportOptions, type LevelOpenOptions } from './level-bloom-filter.js'
+export { LevelBloomFilter, type LevelCreateOptions, type LevelFilterKind, type LevelImportOptions, type LevelOpenOptions } from './level-bloom-filter.js'
 export { LevelBitStore } from './level-bit-store.js'
 export { CountingLevelFilter } from './counting-level-filter.js'
 export { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'

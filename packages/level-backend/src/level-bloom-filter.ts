@@ -1,22 +1,28 @@
 import { BloomError, BloomFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, isLayeredOptions, newFilterParameters } from '@bloomkit/core/store'
-import { LayeredLevelFilter, type LayeredLevelOptions } from './layered-level-filter.js'
-import { refuseLayered } from './level-layers.js'
-import type { SnapshotSource } from './import.js'
+import { createKeyHasher, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters } from '@bloomkit/core/store'
+import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
+import { holdsLayered } from './level-layers.js'
+import { peekVersion, wholeSnapshot, type SnapshotSource } from './import.js'
 import { CountingLevelFilter } from './counting-level-filter.js'
 import { canonicalLocation, closeDatabase, openDatabase } from './database.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { COUNTING_META_KEY } from './level-counter-store.js'
-import type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
+import type { LevelCreateStoreOptions } from './options.js'
 
 /** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
 export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}
 
-/** Options of {@link LevelBloomFilter.open}: how this process uses the folder; nothing here is stored. */
-export type LevelOpenOptions = LevelStoreOptions
+/** Which kind of filter `open` or `import` must find: a fixed one (`LevelBloomFilter`) or a layered one (`LayeredLevelFilter`). */
+export type LevelFilterKind = 'fixed' | 'layered'
 
-/** Options of {@link LevelBloomFilter.import}. */
-export type LevelImportOptions = LevelCreateStoreOptions
+/**
+ * Options of {@link LevelBloomFilter.open}: how this process uses the folder; nothing here is stored.
+ * `clock` serves a rotating layered filter; `kind` insists on one kind of filter (default: either).
+ */
+export type LevelOpenOptions = LayeredLevelOpenOptions & { readonly kind?: LevelFilterKind }
+
+/** Options of {@link LevelBloomFilter.import}: the store's, a rotating filter's `clock`, and `kind` as for `open`. */
+export type LevelImportOptions = LevelCreateStoreOptions & { readonly clock?: () => number; readonly kind?: LevelFilterKind }
 
 /**
  * A Bloom filter in a LevelDB folder (IndexedDB in browsers): durable across restarts, holding at
@@ -61,45 +67,69 @@ export class LevelBloomFilter extends BloomFilter<false> {
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
     // Without a seed, a random one (keyed hashing); a filter already in the folder keeps its own.
     const { parameters, seeded } = newFilterParameters(options)
-    const store = await LevelBitStore.create(location, parameters, options, seeded)
-    try {
-      return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
-    } catch (error) {
-      await store.close()
-      throw error
-    }
+    return LevelBloomFilter.over(await LevelBitStore.create(location, parameters, options, seeded))
   }
 
   /**
-   * The filter in `location`, with the parameters stored there. Replays the log a crash left.
-   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_CORRUPT_STORE`, `BLOOM_DATA_LOST` (LevelDB lost records
-   *   the filter wrote; later calls that read a lost page raise it too), `BLOOM_UNSUPPORTED_VERSION`,
-   *   `BLOOM_LOCKED` (open in another process, or already open in this one), `BLOOM_STORE_UNAVAILABLE`.
+   * The filter in `location`, whatever `create` or `import` made there: a fixed filter as a
+   * `LevelBloomFilter`, a layered one (made with `growth` or `window`) as a {@link LayeredLevelFilter}.
+   * Tell them apart by `filter.kind` (`'fixed'` or `'layered'`), or pass `kind` to insist on one:
+   * the result is then typed as that class, and a folder holding the other kind is
+   * `BLOOM_INCOMPATIBLE`. Replays the log a crash left.
+   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_INCOMPATIBLE` (not the `kind` asked for, or a counting
+   *   filter: open it with `CountingLevelFilter.open`), `BLOOM_CORRUPT_STORE`, `BLOOM_DATA_LOST` (LevelDB
+   *   lost records the filter wrote; later calls that read a lost page raise it too),
+   *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_LOCKED` (open in another process, or already open in this one),
+   *   `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter> {
+  static open(location: string, options: LevelOpenOptions & { readonly kind: 'fixed' }): Promise<LevelBloomFilter>
+  static open(location: string, options: LevelOpenOptions & { readonly kind: 'layered' }): Promise<LayeredLevelFilter>
+  static open(location: string, options?: LevelOpenOptions): Promise<LevelBloomFilter | LayeredLevelFilter>
+  static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter> {
+    const kind = checkKind(options.kind)
+    if (kind === 'layered') return LayeredLevelFilter.open(location, options)
     const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
-      if (error instanceof BloomError && error.code === 'BLOOM_CORRUPT_STORE') {
-        await refuseLayered(location)
-        await refuseCounting(location)
+      if (error instanceof BloomError && (error.code === 'BLOOM_CORRUPT_STORE' || error.code === 'BLOOM_NOT_FOUND')) {
+        // Not a fixed filter's folder: a layered filter's (its manifest opens), a counting one's, or neither.
+        if (await holdsLayered(location)) {
+          if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a layered filter, not a fixed one (kind: 'fixed' was asked for)`)
+          return undefined
+        }
+        if (error.code === 'BLOOM_CORRUPT_STORE') await refuseCounting(location)
       }
       throw error
     })
-    try {
-      return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
-    } catch (error) {
-      await store.close()
-      throw error
-    }
+    if (store === undefined) return LayeredLevelFilter.open(location, options)
+    return LevelBloomFilter.over(store)
   }
 
   /**
-   * A new filter in `location` from a snapshot (`export()`/`exportChunks()` of any backend), streamed
-   * page by page. Nothing becomes visible unless the whole snapshot checks out.
+   * A new filter in `location` from a snapshot (`export()`/`exportChunks()` of any backend): a fixed
+   * filter's (format version 1, streamed page by page) as a `LevelBloomFilter`, a layered one's
+   * (version 2) as a {@link LayeredLevelFilter}; tell them apart by `kind`, or pass `kind` to insist
+   * on one. Nothing becomes visible unless the whole snapshot checks out.
    * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INVALID_PARAMETER`
-   *   (the folder already holds a filter), `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
+   *   (the folder already holds a filter), `BLOOM_INCOMPATIBLE` (not the `kind` asked for),
+   *   `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter> {
-    const store = await LevelBitStore.import(location, snapshot, options)
+  static import(location: string, snapshot: SnapshotSource, options: LevelImportOptions & { readonly kind: 'fixed' }): Promise<LevelBloomFilter>
+  static import(location: string, snapshot: SnapshotSource, options: LevelImportOptions & { readonly kind: 'layered' }): Promise<LayeredLevelFilter>
+  static import(location: string, snapshot: SnapshotSource, options?: LevelImportOptions): Promise<LevelBloomFilter | LayeredLevelFilter>
+  static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter> {
+    const kind = checkKind(options.kind)
+    const { version, source } = await peekVersion(snapshot)
+    if (version === LAYERED_SNAPSHOT_VERSION) {
+      if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', "import: the snapshot is of a layered filter (format version 2), not a fixed one (kind: 'fixed' was asked for)")
+      return LayeredLevelFilter.import(location, await wholeSnapshot(source), options)
+    }
+    if (kind === 'layered' && version !== undefined) {
+      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is not a layered filter's (format version ${version}, not ${LAYERED_SNAPSHOT_VERSION}; kind: 'layered' was asked for)`)
+    }
+    return LevelBloomFilter.over(await LevelBitStore.import(location, source, options))
+  }
+
+  /** The filter over an opened store; closes the store if the hasher cannot be made. */
+  private static async over(store: LevelBitStore): Promise<LevelBloomFilter> {
     try {
       return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
     } catch (error) {
@@ -152,4 +182,10 @@ async function refuseCounting(location: string): Promise<void> {
     return
   }
   if (counting) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a counting filter: open it with CountingLevelFilter.open`)
+}
+
+/** `kind` as given: undefined, 'fixed' or 'layered'. */
+function checkKind(kind: unknown): LevelFilterKind | undefined {
+  if (kind === undefined || kind === 'fixed' || kind === 'layered') return kind
+  throw new BloomError('BLOOM_INVALID_PARAMETER', `kind must be 'fixed' or 'layered' (or left out for either); got ${JSON.stringify(kind) ?? String(kind)}`)
 }

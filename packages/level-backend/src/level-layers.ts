@@ -137,19 +137,19 @@ export function newManifest(policy: LayerPolicy, layers: readonly LayerEntry[] =
 }
 
 /**
- * `BLOOM_INCOMPATIBLE` if `location` holds a layered filter (its manifest opens), so that a fixed
- * filter's `open` says what is there rather than "not a LevelDB folder"; otherwise nothing.
+ * Whether `location` holds a layered filter (its manifest database opens), so that a fixed filter's
+ * `open` opens it as one rather than reporting "not a LevelDB folder".
  */
-export async function refuseLayered(location: string): Promise<void> {
+export async function holdsLayered(location: string): Promise<boolean> {
   const manifest = `${canonicalLocation(location)}/manifest`
   let db: Database
   try {
     db = await openDatabase(manifest, false)
   } catch {
-    return
+    return false
   }
   await closeDatabase(manifest, db)
-  throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a layered filter: open it with LayeredLevelFilter.open`)
+  return true
 }
 
 export async function readManifest(db: Database, where: string): Promise<Manifest | undefined> {

@@ -37,7 +37,7 @@ test('creates, fills, reopens and queries a filter in IndexedDB, with a cache sm
   const snapshot = await filter.export()
   await filter.close()
 
-  const again = await LevelBloomFilter.open(name, { cacheBytes: 16_384 })
+  const again = await LevelBloomFilter.open(name, { kind: 'fixed', cacheBytes: 16_384 })
   expect(again.parameters).toEqual(filter.parameters)
   expect((await again.hasMany(keys('in', 20_000))).every(Boolean)).toBe(true)
   const probes = await again.hasMany(keys('out', 20_000))
@@ -77,7 +77,7 @@ test('in IndexedDB too, a page that vanished is BLOOM_DATA_LOST naming it, never
   const pages = await raw.keys({ gte: 'p', lt: 'q' }).all()
   await raw.del(pages[0])
   await raw.close()
-  const again = await LevelBloomFilter.open(name)
+  const again = await LevelBloomFilter.open(name, { kind: 'fixed' })
   await expect(again.hasMany(added)).rejects.toMatchObject({ code: 'BLOOM_DATA_LOST', message: expect.stringContaining('page 0 of shard 0 is missing') })
   await again.close()
 })

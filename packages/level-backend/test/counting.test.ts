@@ -11,7 +11,7 @@ afterAll(() => folders.removeAll())
 countingFilterSuite({
   name: 'LevelDB',
   create: (parameters) => CountingLevelFilter.fromParameters(folders.path(), parameters),
-  createPlain: async (parameters) => (await LevelBloomFilter.import(folders.path(), (await (await import('@bloomkit/memory-backend')).MemoryBloomFilter.fromParameters(parameters)).export())),
+  createPlain: async (parameters) => (await LevelBloomFilter.import(folders.path(), (await (await import('@bloomkit/memory-backend')).MemoryBloomFilter.fromParameters(parameters)).export(), { kind: 'fixed' })),
   importCounting: (snapshot) => CountingLevelFilter.import(folders.path(), snapshot),
   runs: 25,
   fpr: { capacity: 20_000, probes: 200_000 },

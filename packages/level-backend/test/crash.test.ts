@@ -25,7 +25,7 @@ function lastAdded(lines: string[]): number {
 
 /** Reopens the folder in this process and checks every batch the child saw resolve. */
 async function checkSurvivors(folder: string, batches: number): Promise<void> {
-  const filter = await LevelBloomFilter.open(folder)
+  const filter = await LevelBloomFilter.open(folder, { kind: 'fixed' })
   try {
     const found = await filter.hasMany(keysOf(batches))
     expect(found.filter((x) => !x).length).toBe(0)

@@ -25,7 +25,7 @@ type Outcome = { error: BloomError } | { missing: number }
 /** Opens the folder, asks for every key and reads every page; the error, or how many keys read absent. */
 async function outcome(folder: string, added: readonly string[]): Promise<Outcome> {
   try {
-    const filter = await LevelBloomFilter.open(folder)
+    const filter = await LevelBloomFilter.open(folder, { kind: 'fixed' })
     try {
       const found = await filter.hasMany(added)
       for await (const chunk of filter.exportChunks()) expect(chunk.length).toBeGreaterThan(0)
@@ -176,7 +176,7 @@ describe('records LevelDB drops', () => {
   test('a page rolled back to an older version (its newer write lost, the log already folded in) is BLOOM_DATA_LOST', async () => {
     const { folder, added } = await filterWith(2)
     const older = await withRaw(folder, async (db) => db.get('p000000000000'))
-    const filter = await LevelBloomFilter.open(folder)
+    const filter = await LevelBloomFilter.open(folder, { kind: 'fixed' })
     const more = keys('later', 4000)
     await filter.addMany(more)
     await filter.close()

@@ -71,7 +71,7 @@ describe('LevelBloomFilter.create with growth (scalable)', () => {
     await reopened.close()
   })
 
-  test('a listed layer that is gone is BLOOM_DATA_LOST; a fixed filter refuses a layered folder and the other way round; merge, a string of keys and JSON are refused', async () => {
+  test('a listed layer that is gone is BLOOM_DATA_LOST; a fixed filter (kind: fixed) refuses a layered folder and the other way round; merge, a string of keys and JSON are refused', async () => {
     const folder = folders.path()
     const filter = await LevelBloomFilter.create(folder, { capacity: 20, errorRate: 0.01, growth: 2 })
     await filter.addMany(keys('k', 30))
@@ -80,7 +80,7 @@ describe('LevelBloomFilter.create with growth (scalable)', () => {
     expect(await filter.hasMany(['a', 'b', 'c'])).toEqual([false, false, false])
     expect(() => JSON.stringify({ filter })).toThrow(/export\(\)/)
     await filter.close()
-    expect(await codeOf(LevelBloomFilter.open(folder))).toBe('BLOOM_INCOMPATIBLE')
+    expect(await codeOf(LevelBloomFilter.open(folder, { kind: 'fixed' }))).toBe('BLOOM_INCOMPATIBLE')
     expect(await codeOf(LevelBloomFilter.create(folder, { capacity: 20, errorRate: 0.01, growth: 4 }))).toBe('BLOOM_INCOMPATIBLE')
     const fixed = folders.path()
     await (await LevelBloomFilter.create(fixed, { capacity: 20, errorRate: 0.01 })).close()

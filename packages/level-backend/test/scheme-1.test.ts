@@ -11,7 +11,7 @@ describe('a folder of an earlier release (classic hash scheme 1)', () => {
     const snapshot = await legacySnapshot()
     const folder = folders.path('legacy')
     await (await LevelBloomFilter.import(folder, snapshot)).close()
-    const filter = await LevelBloomFilter.open(folder)
+    const filter = await LevelBloomFilter.open(folder, { kind: 'fixed' })
     expect(filter.parameters.scheme).toBe(1)
     const probes = [...legacyKeys, ...legacyProbes]
     const expected = scheme1Answers(snapshot, probes)

@@ -313,7 +313,7 @@ const SPILL_BATCH = 16_384
  */
 async function spillThroughLevel(folder: string, parameters: FilterParameters, blocks: AsyncIterable<KeyBlock>, counting: boolean): Promise<AsyncIterable<Uint8Array>> {
   const empty = buildSnapshot(parameters, planShardGroups(parameters, 64 << 20, counting), async () => {}, counting)
-  const filter: LevelBloomFilter | CountingLevelFilter = counting ? await CountingLevelFilter.import(folder, empty) : await LevelBloomFilter.import(folder, empty)
+  const filter: LevelBloomFilter | CountingLevelFilter = counting ? await CountingLevelFilter.import(folder, empty) : await LevelBloomFilter.import(folder, empty, { kind: 'fixed' })
   try {
     let batch: Array<Uint8Array | string> = []
     for await (const key of keysOf(blocks)) {
