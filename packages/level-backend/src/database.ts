@@ -14,6 +14,8 @@ export interface NodeFs {
   statSync(path: string, options: { throwIfNoEntry: false }): { isDirectory(): boolean } | undefined
   readdirSync(path: string): string[]
   rmSync(path: string, options: { recursive: boolean; force: boolean }): void
+  rmdirSync(path: string): void
+  renameSync(from: string, to: string): void
   openSync(path: string, flags: string): number
   readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number
@@ -21,8 +23,9 @@ export interface NodeFs {
   closeSync(fd: number): void
 }
 interface NodePath {
-  resolve(path: string): string
+  resolve(...paths: string[]): string
   join(...paths: string[]): string
+  basename(path: string): string
 }
 
 /** Node's fs and path where they exist (Node, Deno, Bun); undefined in browsers, without a static import. */

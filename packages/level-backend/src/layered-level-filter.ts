@@ -1,6 +1,7 @@
 import { BloomError, LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
 import { createKeyHasher, decodeLayeredSnapshot, layerPolicyOf, layerSnapshotOf, snapshotLayerEntries, type LayerPolicy } from '@bloomkit/core/store'
-import { canonicalLocation, type Database } from './database.js'
+import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from './database.js'
+import { storeError } from './errors.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
 import type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
@@ -64,24 +65,47 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
   }
 
   /**
-   * A new layered filter in `location` (a new folder) from a layered snapshot (format version 2):
-   * each layer is imported (and checked) into its folder before the manifest lists it.
-   * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INCOMPATIBLE` (the folder holds a filter), `BLOOM_LOCKED`.
+   * A new layered filter in `location` (a new or empty folder) from a layered snapshot (format
+   * version 2), checked whole before anything is written. In Node the layers are imported one at a
+   * time (one LevelDB open at once) into a staging folder beside the target,
+   * `.<name>.bloomkit-import`, which is renamed to `location` only when complete: a failed or killed
+   * import leaves no folder under the target's name, and the next import there clears what it left.
+   * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INCOMPATIBLE` (the
+   *   folder holds something), `BLOOM_LOCKED` (another import there is running), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(location: string, snapshot: Uint8Array, options: LevelCreateStoreOptions & { clock?: () => number } = {}): Promise<LayeredLevelFilter> {
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
     const where = canonicalLocation(location)
-    return LevelLayers.withManifest(where, true, async (db) => {
-      if ((await readManifest(db, where)) !== undefined) throw new BloomError('BLOOM_INCOMPATIBLE', `import: ${where} already holds a layered filter`)
-      const entries = snapshotLayerEntries(policy, layers)
-      for (const [i, layer] of layers.entries()) {
-        const store = await LevelBitStore.import(`${where}/L${entries[i].id}`, layerSnapshotOf(snapshot, layer), options)
-        await store.close()
-      }
-      const manifest = newManifest(policy, entries)
-      await writeManifest(db, manifest, new Map(layers.map((layer, i) => [entries[i].id, layer.count])))
-      return LayeredLevelFilter.load(where, db, manifest, options, options.clock)
-    })
+    const entries = snapshotLayerEntries(policy, layers).map((entry, i) => ({ ...entry, parameters: layers[i].parameters }))
+    const counts = new Map(layers.map((layer, i) => [entries[i].id, layer.count]))
+    const node = nodeModules()
+    if (node === undefined) {
+      // Browsers: IndexedDB names cannot be renamed, so the layers are made in place, as LevelDB's own import does.
+      return LevelLayers.withManifest(where, true, async (db) => {
+        if ((await readManifest(db, where)) !== undefined) throw new BloomError('BLOOM_INCOMPATIBLE', `import: ${where} already holds a layered filter`)
+        for (const [i, layer] of layers.entries()) await importLayer(`${where}/L${entries[i].id}`, layerSnapshotOf(snapshot, layer), options)
+        const manifest = newManifest(policy, entries)
+        await writeManifest(db, manifest, counts)
+        return LayeredLevelFilter.load(where, db, manifest, options, options.clock)
+      })
+    }
+    if (!locationIsNew(where)) throw new BloomError('BLOOM_INCOMPATIBLE', `import: ${where} already holds a filter or other files; import into a new or empty folder`)
+    const staging = node.path.join(node.path.resolve(where, '..'), `.${node.path.basename(where)}.bloomkit-import`)
+    await clearStaging(staging)
+    try {
+      await LevelLayers.withManifest(staging, true, async (db) => {
+        for (const [i, layer] of layers.entries()) await importLayer(`${staging}/L${entries[i].id}`, layerSnapshotOf(snapshot, layer), options)
+        await writeManifest(db, newManifest(policy, entries), counts)
+        await closeDatabase(`${staging}/manifest`, db)
+      })
+      // An empty folder under the target's name is replaced; anything else there makes this fail.
+      if (node.fs.statSync(where, { throwIfNoEntry: false }) !== undefined) node.fs.rmdirSync(where)
+      node.fs.renameSync(staging, where)
+    } catch (error) {
+      removeLocation(staging)
+      throw storeError(where, 'cannot be imported into', error)
+    }
+    return LayeredLevelFilter.open(where, options)
   }
 
   private static async load(where: string, db: Database, manifest: Manifest, options: LevelCreateStoreOptions, clock: (() => number) | undefined): Promise<LayeredLevelFilter> {
@@ -95,4 +119,30 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
     this.checkOpen()
     await (this.storage as LevelLayers).flush()
   }
+}
+
+/** Imports one layer's snapshot into its folder and closes it, so that one layer's LevelDB is open at a time. */
+async function importLayer(folder: string, snapshot: Uint8Array, options: LevelCreateStoreOptions): Promise<void> {
+  const store = await LevelBitStore.import(folder, snapshot, options)
+  await store.close()
+}
+
+/**
+ * Deletes what a failed or killed import left in `staging`. Its manifest database is open while an
+ * import runs, so an import still running here is found by LevelDB's lock and refused, not deleted.
+ * @throws BloomError `BLOOM_LOCKED`.
+ */
+async function clearStaging(staging: string): Promise<void> {
+  if (locationIsNew(staging)) {
+    removeLocation(staging)
+    return
+  }
+  try {
+    await closeDatabase(`${staging}/manifest`, await openDatabase(`${staging}/manifest`, false))
+  } catch (error) {
+    if (error instanceof BloomError && error.code === 'BLOOM_LOCKED') {
+      throw new BloomError('BLOOM_LOCKED', `${staging}: another import into this location is running`, { cause: error })
+    }
+  }
+  removeLocation(staging)
 }

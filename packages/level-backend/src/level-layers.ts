@@ -1,17 +1,24 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkPolicyKind, type LayerEntry, type LayerPolicy, type LayerStorage, type StoredLayer } from '@bloomkit/core/store'
-import { canonicalLocation, closeDatabase, openDatabase, removeLocation, type Database } from './database.js'
+import { checkParameters, checkPolicyKind, sameParameters, type LayerEntry, type LayerPolicy, type LayerStorage, type StoredLayer } from '@bloomkit/core/store'
+import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
+import { LayerPool, type PooledLayer } from './layer-pool.js'
 import { LevelBitStore } from './level-bit-store.js'
 import type { LevelCreateStoreOptions } from './options.js'
 
 const MANIFEST_KEY = 'layered'
 const MANIFEST_FORMAT = 1
 
+/**
+ * A listed layer. `parameters` (written since issue 21; older manifests lack it) lets a filter of
+ * many layers open without opening every layer's LevelDB; each is checked against them when opened.
+ */
+export type ManifestLayer = LayerEntry & { readonly parameters?: FilterParameters }
+
 /** The manifest: the policy and the layers in order; written whole, in one LevelDB put, before a layer is used and after one is dropped. */
 export interface Manifest {
   readonly format: number
   readonly policy: LayerPolicy
-  readonly layers: readonly LayerEntry[]
+  readonly layers: readonly ManifestLayer[]
   /** The id the next layer gets: a folder `L<nextId>` that exists is a layer whose creation a crash cut short. */
   readonly nextId: number
   /** Layers dropped from the list whose folders may not be deleted yet. */
@@ -41,6 +48,7 @@ export class LevelLayers implements LayerStorage<false> {
     private readonly db: Database,
     readonly policy: LayerPolicy,
     private readonly options: LevelCreateStoreOptions,
+    private readonly pool: LayerPool,
     layers: StoredLayer<false>[],
     nextId: number,
   ) {
@@ -59,28 +67,47 @@ export class LevelLayers implements LayerStorage<false> {
     }
   }
 
-  /** The layers the manifest lists, opened; deletes folders a crash left (a layer being made, layers dropped). */
+  /**
+   * The layers the manifest lists; deletes folders a crash left (a layer being made, layers
+   * dropped). Up to the pool's size they are opened now; beyond it (many small layers) only checked
+   * to exist, and opened when a call reaches them.
+   */
   static async load(where: string, db: Database, manifest: Manifest, options: LevelCreateStoreOptions): Promise<LevelLayers> {
     removeLocation(`${where}/L${manifest.nextId}`)
     for (const id of manifest.dropped) removeLocation(`${where}/L${id}`)
+    const pool = new LayerPool(options)
     const layers: StoredLayer<false>[] = []
     try {
       for (const entry of manifest.layers) {
-        const store = await LevelBitStore.open(`${where}/L${entry.id}`, options).catch((error: unknown) => {
-          if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') {
-            throw new BloomError('BLOOM_DATA_LOST', `${where}: listed layer L${entry.id} is gone; import a snapshot or create the filter anew`, { cause: error })
+        const folder = `${where}/L${entry.id}`
+        const listed = listedParameters(where, entry)
+        let store: LevelBitStore | undefined
+        if (listed === undefined || !pool.full) {
+          store = await LevelBitStore.open(folder, options).catch((error: unknown) => {
+            throw layerGone(where, entry.id, error)
+          })
+          if (listed !== undefined && !sameParameters(listed, store.parameters)) {
+            await store.close()
+            throw new BloomError('BLOOM_CORRUPT_STORE', `${where}: layer L${entry.id}'s parameters differ from those the layered manifest lists for it`)
           }
-          throw error
-        })
+        } else if (locationIsNew(folder)) {
+          throw layerGone(where, entry.id, undefined)
+        }
+        const parameters = listed ?? store!.parameters
+        // An old manifest (no parameters) past the pool's size: read, then closed until used.
+        if (store !== undefined && pool.full) {
+          await store.close()
+          store = undefined
+        }
         const count = await db.get(`count:${entry.id}`)
-        layers.push({ entry: { id: entry.id, window: entry.window, index: entry.index, capacity: entry.capacity }, store, count: count === undefined ? 0 : Number(decoder.decode(count)) })
+        layers.push({ entry: { id: entry.id, window: entry.window, index: entry.index, capacity: entry.capacity }, store: pool.layer(folder, parameters, store), count: count === undefined ? 0 : Number(decoder.decode(count)) })
       }
     } catch (error) {
       for (const layer of layers) await layer.store.close()
       throw error
     }
-    const storage = new LevelLayers(where, db, manifest.policy, options, layers, manifest.nextId)
-    if (manifest.dropped.length > 0) await storage.save([])
+    const storage = new LevelLayers(where, db, manifest.policy, options, pool, layers, manifest.nextId)
+    if (manifest.dropped.length > 0 || manifest.layers.some((entry) => entry.parameters === undefined)) await storage.save([])
     return storage
   }
 
@@ -89,7 +116,7 @@ export class LevelLayers implements LayerStorage<false> {
     const folder = `${this.location}/L${id}`
     removeLocation(folder) // what a crash left of a layer never listed
     const store = await LevelBitStore.create(folder, parameters, this.options)
-    const layer: StoredLayer<false> = { entry: { id, ...entry }, store, count: 0 }
+    const layer: StoredLayer<false> = { entry: { id, ...entry }, store: this.pool.layer(folder, store.parameters, store), count: 0 }
     this.layers = [...this.layers, layer]
     this.nextId++
     await this.save([])
@@ -118,7 +145,7 @@ export class LevelLayers implements LayerStorage<false> {
 
   /** Writes each layer's changed pages. */
   async flush(): Promise<void> {
-    for (const layer of this.layers) await (layer.store as LevelBitStore).flush()
+    for (const layer of this.layers) await (layer.store as PooledLayer).flush()
   }
 
   async close(): Promise<void> {
@@ -127,12 +154,13 @@ export class LevelLayers implements LayerStorage<false> {
   }
 
   private async save(dropped: number[]): Promise<void> {
-    await writeManifest(this.db, { format: MANIFEST_FORMAT, policy: this.policy, layers: this.layers.map((layer) => layer.entry), nextId: this.nextId, dropped })
+    const layers = this.layers.map((layer) => ({ ...layer.entry, parameters: layer.store.parameters }))
+    await writeManifest(this.db, { format: MANIFEST_FORMAT, policy: this.policy, layers, nextId: this.nextId, dropped })
   }
 }
 
 /** A new manifest for `policy` with these layers (an import's) or none. */
-export function newManifest(policy: LayerPolicy, layers: readonly LayerEntry[] = []): Manifest {
+export function newManifest(policy: LayerPolicy, layers: readonly ManifestLayer[] = []): Manifest {
   return { format: MANIFEST_FORMAT, policy, layers, nextId: layers.length + 1, dropped: [] }
 }
 
@@ -177,4 +205,22 @@ export function writeManifest(db: Database, manifest: Manifest, counts: Readonly
     ],
     { sync: true },
   )
+}
+
+/** The parameters the manifest lists for a layer, checked; undefined in a manifest written before they were. */
+function listedParameters(where: string, entry: ManifestLayer): FilterParameters | undefined {
+  if (entry.parameters === undefined) return undefined
+  try {
+    return checkParameters(entry.parameters)
+  } catch (error) {
+    throw new BloomError('BLOOM_CORRUPT_STORE', `${where}: the layered manifest lists unreadable parameters for layer L${entry.id}`, { cause: error })
+  }
+}
+
+/** `BLOOM_DATA_LOST` for a listed layer whose folder is gone (other errors as they are). */
+function layerGone(where: string, id: number, error: unknown): unknown {
+  if (error === undefined || (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND')) {
+    return new BloomError('BLOOM_DATA_LOST', `${where}: listed layer L${id} is gone; import a snapshot or create the filter anew`, { cause: error })
+  }
+  return error
 }

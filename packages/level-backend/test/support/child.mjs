@@ -76,3 +76,17 @@ if (command === 'load') {
     peak,
   })}`)
 }
+
+if (command === 'import-file') {
+  // Imports the snapshot in the file `options.snapshot` into `folder` (either kind); "importing"
+  // first, "imported" once it resolved. The layered import test kills it part way.
+  const { readFileSync } = await import('node:fs')
+  console.log('importing')
+  try {
+    const filter = await LevelBloomFilter.import(folder, readFileSync(options.snapshot))
+    console.log('imported')
+    await filter.close()
+  } catch (error) {
+    report(error)
+  }
+}
