@@ -105,7 +105,6 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'layerPolicyOf'
     | 'windowOf'
     | 'decodeLayeredSnapshot'
-    | 'LAYERED_SNAPSHOT_VERSION'
     | 'encodeLayeredSnapshot'
     | 'LAYERED_SNAPSHOT_VERSION'
     | 'snapshotVersionOf'
