@@ -43,7 +43,7 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
    */
   static async create(location: string, options: SizingOptions): Promise<CountingLevelFilter> {
     const { parameters, seeded } = newFilterParameters(options)
-    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, seeded))
+    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, { seeded }))
   }
 
   /** A new counting filter with explicit parameters. */

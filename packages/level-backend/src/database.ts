@@ -89,7 +89,7 @@ export function locationIsNew(location: string): boolean {
  *   `BLOOM_CORRUPT_STORE` (not a LevelDB folder, or LevelDB reports corruption), or
  *   `BLOOM_STORE_UNAVAILABLE` with LevelDB's error as `cause`.
  */
-export async function openDatabase(location: string, create: boolean): Promise<Database> {
+export async function openDatabase(location: string, { create }: { readonly create: boolean }): Promise<Database> {
   if (openHere.has(location)) {
     throw new BloomError('BLOOM_LOCKED', `${location} is locked: it is already open in this process (close it first)`)
   }

@@ -78,7 +78,7 @@ export async function importSnapshot(
   pageBytes: number,
 ): Promise<{ db: Database; meta: Metadata; anchor: SequenceAnchor | undefined }> {
   const fresh = locationIsNew(where)
-  const db = await openDatabase(where, true)
+  const db = await openDatabase(where, { create: true })
   let staged = false
   let anchor: SequenceAnchor | undefined
   try {

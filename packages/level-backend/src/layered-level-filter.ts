@@ -33,7 +33,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
   static async create(location: string, options: LayeredLevelOptions): Promise<LayeredLevelFilter> {
     const policy = layerPolicyOf(options)
     const where = canonicalLocation(location)
-    return LevelLayers.withManifest(where, true, async (db) => {
+    return LevelLayers.withManifest(where, { create: true }, async (db) => {
       const existing = await readManifest(db, where)
       if (existing !== undefined && JSON.stringify(existing.policy) !== JSON.stringify(policy)) {
         throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a layered filter with another policy: ${JSON.stringify(existing.policy)}, asked for ${JSON.stringify(policy)}`)
@@ -51,7 +51,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    */
   static async open(location: string, options: LayeredLevelOpenOptions = {}): Promise<LayeredLevelFilter> {
     const where = canonicalLocation(location)
-    const opened = LevelLayers.withManifest(where, false, async (db) => {
+    const opened = LevelLayers.withManifest(where, { create: false }, async (db) => {
       const manifest = await readManifest(db, where)
       if (manifest === undefined) throw new BloomError('BLOOM_NOT_FOUND', `${where}: no layered filter here`)
       return LayeredLevelFilter.load(where, db, manifest, options, options.clock)
@@ -81,7 +81,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
     const node = nodeModules()
     if (node === undefined) {
       // Browsers: IndexedDB names cannot be renamed, so the layers are made in place, as LevelDB's own import does.
-      return LevelLayers.withManifest(where, true, async (db) => {
+      return LevelLayers.withManifest(where, { create: true }, async (db) => {
         if ((await readManifest(db, where)) !== undefined) throw new BloomError('BLOOM_INCOMPATIBLE', `import: ${where} already holds a layered filter`)
         for (const [i, layer] of layers.entries()) await importLayer(`${where}/L${entries[i].id}`, layerSnapshotOf(snapshot, layer), options)
         const manifest = newManifest(policy, entries)
@@ -93,7 +93,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
     const staging = node.path.join(node.path.resolve(where, '..'), `.${node.path.basename(where)}.bloomkit-import`)
     await clearStaging(staging)
     try {
-      await LevelLayers.withManifest(staging, true, async (db) => {
+      await LevelLayers.withManifest(staging, { create: true }, async (db) => {
         for (const [i, layer] of layers.entries()) await importLayer(`${staging}/L${entries[i].id}`, layerSnapshotOf(snapshot, layer), options)
         await writeManifest(db, newManifest(policy, entries), counts)
         await closeDatabase(`${staging}/manifest`, db)
@@ -138,7 +138,7 @@ async function clearStaging(staging: string): Promise<void> {
     return
   }
   try {
-    await closeDatabase(`${staging}/manifest`, await openDatabase(`${staging}/manifest`, false))
+    await closeDatabase(`${staging}/manifest`, await openDatabase(`${staging}/manifest`, { create: false }))
   } catch (error) {
     if (error instanceof BloomError && error.code === 'BLOOM_LOCKED') {
       throw new BloomError('BLOOM_LOCKED', `${staging}: another import into this location is running`, { cause: error })

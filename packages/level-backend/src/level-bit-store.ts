@@ -104,13 +104,13 @@ export class LevelBitStore implements BitStore<false> {
    *   LevelDB lost records of the filter there, `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`,
    *   `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async create(location: string, parameters: FilterParametersInput, options: LevelCreateStoreOptions = {}, seeded = true): Promise<LevelBitStore> {
+  static async create(location: string, parameters: FilterParametersInput, options: LevelCreateStoreOptions = {}, { seeded = true }: { readonly seeded?: boolean } = {}): Promise<LevelBitStore> {
     const checked = checkParameters(parameters)
     const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
     checkPageTable(checked, pageBytes)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
-    const db = await openDatabase(where, true)
+    const db = await openDatabase(where, { create: true })
     return LevelBitStore.adopt(where, db, 'cannot be created', async () => {
       const existing = await readMetadata(where, db, false)
       if (existing === undefined) return LevelBitStore.initialize(where, db, { parameters: checked, pageBytes })
@@ -156,7 +156,7 @@ export class LevelBitStore implements BitStore<false> {
   static async open(location: string, options: LevelStoreOptions = {}): Promise<LevelBitStore> {
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
-    const db = await openDatabase(where, false)
+    const db = await openDatabase(where, { create: false })
     return LevelBitStore.adopt(where, db, 'cannot be opened', async () => {
       const meta = await readMetadata(where, db, false)
       if (meta === undefined) {

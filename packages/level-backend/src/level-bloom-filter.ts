@@ -67,7 +67,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
     // Without a seed, a random one (keyed hashing); a filter already in the folder keeps its own.
     const { parameters, seeded } = newFilterParameters(options)
-    return LevelBloomFilter.over(await LevelBitStore.create(location, parameters, options, seeded))
+    return LevelBloomFilter.over(await LevelBitStore.create(location, parameters, options, { seeded }))
   }
 
   /**
@@ -172,7 +172,7 @@ async function refuseCounting(location: string): Promise<void> {
   const where = canonicalLocation(location)
   let counting = false
   try {
-    const db = await openDatabase(where, false)
+    const db = await openDatabase(where, { create: false })
     try {
       counting = (await db.get(COUNTING_META_KEY)) !== undefined
     } finally {

@@ -97,10 +97,10 @@ export class LevelCounterStore implements CounterStore<false> {
    * aside when `seeded` is false).
    * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter or other parameters there), `BLOOM_LOCKED`, …
    */
-  static async create(location: string, input: FilterParametersInput, seeded = true): Promise<LevelCounterStore> {
+  static async create(location: string, input: FilterParametersInput, { seeded = true }: { readonly seeded?: boolean } = {}): Promise<LevelCounterStore> {
     const parameters = checkParameters(input)
     const where = canonicalLocation(location)
-    const db = await openDatabase(where, true)
+    const db = await openDatabase(where, { create: true })
     try {
       const stored = await db.get(COUNTING_META_KEY)
       if (stored !== undefined) {
@@ -127,7 +127,7 @@ export class LevelCounterStore implements CounterStore<false> {
    */
   static async open(location: string): Promise<LevelCounterStore> {
     const where = canonicalLocation(location)
-    const db = await openDatabase(where, false)
+    const db = await openDatabase(where, { create: false })
     try {
       const stored = await db.get(COUNTING_META_KEY)
       if (stored === undefined) {
@@ -148,7 +148,7 @@ export class LevelCounterStore implements CounterStore<false> {
    */
   static async import(location: string, snapshot: SnapshotSource): Promise<LevelCounterStore> {
     const where = canonicalLocation(location)
-    const db = await openDatabase(where, true)
+    const db = await openDatabase(where, { create: true })
     try {
       for await (const key of db.keys({ limit: 1 })) throw new BloomError('BLOOM_INVALID_PARAMETER', `location: ${where} is not empty (first key ${JSON.stringify(key.slice(0, 40))}); import into a new folder`)
       const reader = new SnapshotReader('counting')

@@ -57,8 +57,8 @@ export class LevelLayers implements LayerStorage<false> {
   }
 
   /** Opens the manifest database of `where` (created when `create`), and runs `body` on it; closes it if `body` throws. */
-  static async withManifest<T>(where: string, create: boolean, body: (db: Database) => Promise<T>): Promise<T> {
-    const db = await openDatabase(`${where}/manifest`, create)
+  static async withManifest<T>(where: string, { create }: { readonly create: boolean }, body: (db: Database) => Promise<T>): Promise<T> {
+    const db = await openDatabase(`${where}/manifest`, { create })
     try {
       return await body(db)
     } catch (error) {
@@ -172,7 +172,7 @@ export async function holdsLayered(location: string): Promise<boolean> {
   const manifest = `${canonicalLocation(location)}/manifest`
   let db: Database
   try {
-    db = await openDatabase(manifest, false)
+    db = await openDatabase(manifest, { create: false })
   } catch {
     return false
   }
