@@ -1,6 +1,7 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
 import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
 import { BLOCK_BITS } from './positions.js'
+import { randomSeed } from './seed.js'
 import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter, type SizingOptions } from './sizing.js'
 
 /** The tightening ratio r of a layered filter when none is given (docs/SPEC.md, section 8). */
@@ -116,7 +117,9 @@ export function layerPolicyOf(options: LayeredOptions): LayerPolicy {
     tightening,
     seconds,
     keep,
-    seed: checkInteger('seed', options.seed ?? 0, 0, 0xffffffff),
+    // Without a seed, a secret random one, as for fixed filters: with a known seed an attacker who can
+    // add keys can make a chosen absent key read present (docs/RELIABILITY.md).
+    seed: options.seed === undefined ? randomSeed() : checkInteger('seed', options.seed, 0, 0xffffffff),
     layout: options.layout === undefined ? undefined : checkLayoutOption(options.layout),
     shards: options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS),
   }

@@ -35,7 +35,9 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
     const where = canonicalLocation(location)
     return LevelLayers.withManifest(where, { create: true }, async (db) => {
       const existing = await readManifest(db, where)
-      if (existing !== undefined && JSON.stringify(existing.policy) !== JSON.stringify(policy)) {
+      // Without a seed of the caller's, the stored filter keeps its own.
+      const comparable = (p: LayerPolicy) => JSON.stringify(options.seed === undefined ? { ...p, seed: 0 } : p)
+      if (existing !== undefined && comparable(existing.policy) !== comparable(policy)) {
         throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a layered filter with another policy: ${JSON.stringify(existing.policy)}, asked for ${JSON.stringify(policy)}`)
       }
       const manifest = existing ?? newManifest(policy)

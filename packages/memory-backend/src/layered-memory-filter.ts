@@ -1,5 +1,5 @@
 import { LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, decodeLayeredSnapshot, KeyHasher, layerPolicyOf, snapshotLayerEntries, snapshotVersionOf } from '@bloomkit/core/store'
+import { createKeyHasher, decodeLayeredSnapshot, KeyHasher, layerPolicyOf, snapshotLayerEntries, snapshotVersionOf, type LayerPolicy } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from './memory-bloom-filter.js'
 import { MemoryLayers } from './memory-layers.js'
 
@@ -34,12 +34,13 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
    */
   static async create(options: LayeredOptions): Promise<LayeredMemoryFilter> {
     const policy = layerPolicyOf(options)
-    return LayeredMemoryFilter.empty(options, await createKeyHasher(policy.seed))
+    return LayeredMemoryFilter.empty(policy, options, await createKeyHasher(policy.seed))
   }
 
   /** Like {@link LayeredMemoryFilter.create}, without waiting for xxhash-wasm (same hashes, pure JS). */
   static createSync(options: LayeredOptions): LayeredMemoryFilter {
-    return LayeredMemoryFilter.empty(options, new KeyHasher(layerPolicyOf(options).seed))
+    const policy = layerPolicyOf(options)
+    return LayeredMemoryFilter.empty(policy, options, new KeyHasher(policy.seed))
   }
 
   /**
@@ -62,8 +63,8 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
     return LayeredMemoryFilter.fromDecoded(decoded, new KeyHasher(decoded.policy.seed), options)
   }
 
-  private static empty(options: LayeredOptions, hasher: KeyHasher): LayeredMemoryFilter {
-    const policy = layerPolicyOf(options)
+  /** `policy` is `layerPolicyOf(options)`, made once: without a seed it holds a random one. */
+  private static empty(policy: LayerPolicy, options: LayeredOptions, hasher: KeyHasher): LayeredMemoryFilter {
     const filter = new LayeredMemoryFilter(policy, new MemoryLayers(), hasher, { clock: (options as RotatingOptions).clock })
     // A scalable filter starts with its first layer, so that `layers()` shows its capacity at once.
     if (policy.kind === 'scalable') filter.clear()

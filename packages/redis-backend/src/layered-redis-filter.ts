@@ -1,5 +1,5 @@
 import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, decodeLayeredSnapshot, hashPairs, keyBatches, layerBatch, layerParameters, layerPolicyOf, layerSnapshotOf, snapshotLayerEntries } from '@bloomkit/core/store'
+import { createKeyHasher, decodeLayeredSnapshot, hashPairs, keyBatches, layerBatch, layerParameters, layerPolicyOf, layerSnapshotOf, snapshotLayerEntries, type LayerPolicy } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
 import { CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf } from './layered-meta.js'
@@ -57,7 +57,9 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const policy = layerPolicyOf(options)
     await callRedis(client.eval(CREATE_LAYERED, 1, `${name}:meta`, ...policyFields(policy), 'layers', '', 'version', '1', 'nextId', '0'), timeoutOf(options), `create "${name}"`)
     const filter = await LayeredRedisFilter.open(client, name, options)
-    if (JSON.stringify(filter.policy) !== JSON.stringify(policy)) {
+    // Without a seed of the caller's, the stored filter keeps its own (racing creators end with one seed).
+    const comparable = (p: LayerPolicy) => JSON.stringify(options.seed === undefined ? { ...p, seed: 0 } : p)
+    if (comparable(filter.policy) !== comparable(policy)) {
       await filter.close()
       throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" exists with another policy: stored ${JSON.stringify(filter.policy)}, requested ${JSON.stringify(policy)}`)
     }

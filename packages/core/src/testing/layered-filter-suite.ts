@@ -81,6 +81,23 @@ export function layeredFilterSuite(options: LayeredFilterSuiteOptions): void {
     check(rate > 0 && rate < 0.01, `the compound error rate stays below errorRate; got ${rate}`)
   })
 
+  withFilters('without a seed, every layered filter, scalable and rotating, gets its own secret random seed', async (make) => {
+    const seeds: number[] = []
+    for (const options of [
+      { capacity: 20, errorRate: 0.01, growth: 2 },
+      { capacity: 20, errorRate: 0.01, growth: 2 },
+      { capacity: 20, errorRate: 0.01, window: { seconds: 60, keep: 2 }, clock: () => 1_000 * 60_000 },
+    ] as LayeredOptions[]) {
+      const filter = await make(options)
+      await filter.addMany(keysOf('seeded:', 50))
+      check(filter.policy.seed !== 0, 'a filter made without a seed does not get the public seed 0')
+      const layers = await filter.layers()
+      check(layers.length > 0 && layers.every((layer) => layer.parameters.seed === filter.policy.seed), 'every layer has the filter’s seed')
+      seeds.push(filter.policy.seed)
+    }
+    check(new Set(seeds).size === seeds.length, `three filters, three seeds; got ${seeds.join(', ')}`)
+  })
+
   withFilters('add answers false for a key already there and writes nothing; single and batch calls agree', async (make) => {
     const filter = await make({ capacity: 100, errorRate: 0.001, growth: 2, seed: 3 })
     check((await filter.add('k')) === true, 'a new key answers true')
