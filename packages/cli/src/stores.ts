@@ -282,14 +282,15 @@ export async function existingRedisFilter(client: RedisClient, name: string, tim
 
 /**
  * Imports a snapshot into Redis under `name` (staged in next-generation keys, swapped in shard by
- * shard only after the whole snapshot checked out).
+ * shard only after the whole snapshot checked out). With `replaceParameters`, a filter under the
+ * name with other parameters is replaced by the new one in a new generation (docs/SPEC.md 9.6).
  * @throws CliError `CLI_TARGET` if the name holds a filter and `replace` is false.
  */
 export async function writeRedis(
   target: Target & { kind: 'redis' },
   name: string,
   snapshot: AsyncIterable<Uint8Array>,
-  options: { replace: boolean; timeout: number; ttl?: number; label?: string },
+  options: { replace: boolean; timeout: number; ttl?: number; label?: string; replaceParameters?: boolean; force?: boolean },
 ): Promise<void> {
   const client = await connectRedis(target, { timeout: options.timeout, label: options.label ?? `build:${name}` })
   try {
@@ -303,7 +304,15 @@ export async function writeRedis(
       }
     }
     const load = kind === 'counting' ? RedisCountingFilter.import : RedisBloomFilter.import
-    const imported: { close(): Promise<void> } = await consuming(chunks, (source): Promise<{ close(): Promise<void> }> => load(client, name, source, { timeout: options.timeout, lockWait: 0, ttl: options.ttl }))
+    const imported: { close(): Promise<void> } = await consuming(chunks, (source): Promise<{ close(): Promise<void> }> =>
+      load(client, name, source, {
+        timeout: options.timeout,
+        lockWait: 0,
+        ttl: options.ttl,
+        replaceParameters: options.replaceParameters === true,
+        force: options.force === true,
+      }),
+    )
     await imported.close()
   } finally {
     await closeRedis(client)

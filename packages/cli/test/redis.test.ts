@@ -71,7 +71,7 @@ describe('bloomkit build into Redis', () => {
     expect(report.ttl).toBeNull()
     expect(report.state).toBe('ready')
     expect(Math.abs(report.estimatedCount - keys.length) / keys.length).toBeLessThan(0.02)
-    await (await RedisBloomFilter.open(cluster, name)).destroy()
+    await (await RedisBloomFilter.open(cluster, name, { kind: 'fixed' })).destroy()
   })
 
   test('an existing filter is kept without --replace; --replace rebuilds it atomically with the new keys only', async () => {
@@ -103,13 +103,35 @@ describe('bloomkit build into Redis', () => {
     await filter.destroy()
   })
 
-  test('--replace with other sizing is refused, naming both parameter sets', async () => {
+  test('--replace with other sizing, and copy --replace with another seed, switch the name to a new filter in a new generation; nothing of the old one is left', async () => {
     const name = fresh()
-    expect((await runCli(['build', at('other.txt'), '--out', url, '--name', name, ...sizing])).code).toBe(0)
-    const result = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace', '--capacity', '10', '--error-rate', '0.1'])
-    expect(result.stderr).toMatch(/--replace keeps a Redis filter's parameters.*\[BLOOM_INCOMPATIBLE\]/)
-    expect(result.code).toBe(2)
-    await (await RedisBloomFilter.open(redis, name)).destroy()
+    expect((await runCli(['build', at('keys.txt'), '--out', url, '--name', name, '--capacity', '300000', '--error-rate', '0.01', '--ttl', '3600'])).code).toBe(0)
+    const old = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
+    expect(old.parameters.shards).toBe(1)
+    const resized = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace', '--allow-shrink', ...sizing, '--shards', '4'])
+    expect(resized.stderr).toMatch(/built .* 2 keys/)
+    expect(resized.code).toBe(0)
+    const filter = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
+    expect(filter.parameters).toMatchObject({ shards: 4, seed: old.parameters.seed })
+    expect(filter.parameters.bits).toBeGreaterThan(old.parameters.bits)
+    expect(await filter.hasMany(['other:1', 'other:2', 'id:0', 'id:150000'])).toEqual([true, true, false, false])
+    expect(await filter.ttl()).toBeGreaterThan(3000)
+    // An instance of the old filter fails (open it again) rather than answer from keys that are not its own.
+    await expect(old.has('id:0')).rejects.toMatchObject({ code: 'BLOOM_DATA_LOST' })
+    expect((await redis.keys(`${name}:*`)).sort()).toEqual([`${name}:meta`, ...filter.keys.slice(1)].sort())
+
+    // copy --replace of a file built with another (random) seed and size: the copy is the filter now.
+    expect((await runCli(['build', at('keys.txt'), '--out', at('seeded.blmk'), '--capacity', '300000', '--error-rate', '0.01'])).code).toBe(0)
+    expect((await runCli(['copy', at('seeded.blmk'), url, '--to-name', name])).stderr).toMatch(/already holds a filter.*pass --replace/)
+    const copied = await runCli(['copy', at('seeded.blmk'), url, '--to-name', name, '--replace'])
+    expect(copied.code).toBe(0)
+    const copy = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
+    expect(copy.parameters.seed).not.toBe(filter.parameters.seed)
+    expect(copy.parameters.shards).toBe(1)
+    expect(await copy.hasMany(['id:0', 'id:150000'])).toEqual([true, true])
+    expect((await redis.keys(`${name}:*`)).sort()).toEqual(copy.keys.sort())
+    await copy.destroy()
+    await Promise.all([old.close(), filter.close()])
   })
 
   test('bad input for a new name leaves no key in Redis', async () => {

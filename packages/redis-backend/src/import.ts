@@ -2,8 +2,9 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { SnapshotReader, snapshotChunks, snapshotVersionOf, type SnapshotSource } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
-import { createMeta, randomEpoch, randomToken, unlockMeta } from './meta.js'
-import { checkRedisParameters, ttlMsOf, type RedisClient, type RedisNewFilterOptions } from './options.js'
+import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
+import { checkRedisParameters, ttlMsOf, type RedisClient, type RedisReplaceOptions } from './options.js'
+import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
 import { LOCK_META } from './scripts.js'
 
 /** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order (core's type). */
@@ -49,25 +50,59 @@ function joinChunks(chunks: readonly Uint8Array[]): Uint8Array {
   return bytes
 }
 
-/** A filter being imported into: its shards, and whether the import created the name. */
+/**
+ * A filter being imported into: the shards the snapshot is written to, whether the import created
+ * the name, and, for an import over a filter with other parameters, the replacement under way.
+ */
 interface Claim {
   readonly shards: ShardGenerations
   readonly created: boolean
   readonly token: string
+  readonly replacement?: Replacement
 }
 
-/** Creates the meta for an import (state 'importing'), or locks an existing filter with the same parameters. */
-async function claim(client: RedisClient, name: string, parameters: FilterParameters, timeout: number, counterBits: number): Promise<Claim> {
+/**
+ * Creates the meta for an import (state 'importing'), or locks an existing filter: one with the
+ * same parameters is overwritten shard by shard; one with others only with `replaceParameters`,
+ * by a replacement (resize.ts).
+ */
+async function claim(client: RedisClient, name: string, parameters: FilterParameters, options: RedisReplaceOptions, counterBits: number): Promise<Claim> {
+  const timeout = options.timeout ?? 5000
+  const what = `import "${name}"`
   const checked = checkRedisParameters(parameters, counterBits)
   const names = new KeyNames(name, checked.shards)
   const token = randomToken()
   const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits)
-  const stored = await createMeta(fresh, 'importing', token, `import "${name}"`, 'the snapshot is', true, counterBits !== 0)
+  let stored
+  try {
+    stored = await createMeta(fresh, 'importing', token, what, 'the snapshot is', true, counterBits !== 0)
+  } catch (error) {
+    if (options.replaceParameters !== true || !(error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE')) throw error
+    const other = await readMeta(client, name, timeout)
+    // A counting filter is not replaced by a plain one, nor the other way round.
+    if (other === undefined || (other.counting === true) !== (counterBits !== 0)) throw error
+    const old = new ShardGenerations(client, new KeyNames(name, other.parameters.shards), other.parameters, other.epoch, timeout, counterBits)
+    await lock(old, token, options.force === true)
+    try {
+      const replacement = await stageReplacement(old, token, counterBits, checked)
+      return { shards: replacement.next, created: false, token, replacement }
+    } catch (stageError) {
+      await old.abandon(token, false)
+      throw stageError
+    }
+  }
   if (stored === undefined) return { shards: fresh, created: true, token }
   const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout, counterBits)
-  const result = String(await shards.call(client.eval(LOCK_META, 1, names.meta, String(stored.epoch), 'replacing', token, '0'), `import "${name}"`))
-  if (result !== 'ok') throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); try again later`)
+  await lock(shards, token, options.force === true)
   return { shards, created: false, token }
+}
+
+/** Locks an existing filter for an import over it (`replacing`); a forced lock first clears what a killed replacement staged. */
+async function lock(shards: ShardGenerations, token: string, force: boolean): Promise<void> {
+  const name = shards.names.name
+  const result = String(await shards.call(shards.client.eval(LOCK_META, 1, shards.names.meta, String(shards.epoch), 'replacing', token, force ? '1' : '0'), `import "${name}"`))
+  if (result !== 'ok') throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); try again later, or pass { force: true } if the process that held it died`)
+  if (force) await clearStaged(shards)
 }
 
 /**
@@ -75,17 +110,17 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
  * snapshot has passed its length and CRC-32 checks; undoes everything on failure. Returns the
  * filter's shards. See `RedisBloomFilter.import`.
  */
-export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisNewFilterOptions, counting = false): Promise<ShardGenerations> {
+export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions, counting = false): Promise<ShardGenerations> {
   const ttlMs = ttlMsOf(options)
-  const timeout = options.timeout ?? 5000
   const reader = new SnapshotReader(counting ? 'counting' : 'plain')
   const counterBits = counting ? 4 : 0
   let claimed: Claim | undefined
+  let committing = false
   const started = new Set<number>()
   try {
     for await (const chunk of snapshotChunks(snapshot)) {
       for (const piece of reader.push(chunk)) {
-        claimed ??= await claim(client, name, reader.parameters!, timeout, counterBits)
+        claimed ??= await claim(client, name, reader.parameters!, options, counterBits)
         if (!started.has(piece.shard)) {
           // Allocated first, so that the writes land in place: growing by SETRANGE would leave
           // Redis's greedy growth (up to 1 MiB) unused at the end of every shard.
@@ -94,10 +129,15 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
         }
         await claimed.shards.writeNext(piece.shard, piece.offset, piece.bytes)
       }
-      if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, timeout, counterBits)
+      if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, options, counterBits)
     }
     reader.finish()
-    const { shards, created, token } = claimed!
+    const { shards, created, token, replacement } = claimed!
+    if (replacement !== undefined) {
+      committing = true
+      await commitReplacement(replacement)
+      return shards
+    }
     const what = `import "${name}"`
     const shardTtl = created ? ttlMs : await shards.metaTtlMs(what)
     await shards.forEachShard(async (shard) => {
@@ -108,7 +148,10 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
     await unlockMeta(shards, token, !created, what)
     return shards
   } catch (error) {
-    if (claimed !== undefined) await claimed.shards.abandon(claimed.token, claimed.created)
+    // A replacement's commit undoes its own failures before the switch, and cannot go back after it.
+    if (claimed?.replacement !== undefined) {
+      if (!committing) await abandonReplacement(claimed.replacement)
+    } else if (claimed !== undefined) await claimed.shards.abandon(claimed.token, claimed.created)
     throw error
   }
 }

@@ -9,6 +9,7 @@ export {
   type RedisClient,
   type RedisCreateOptions,
   type RedisFilterOptions,
+  type RedisReplaceOptions,
   type RedisNewFilterOptions,
   type RedisStoreOptions,
 } from './options.js'

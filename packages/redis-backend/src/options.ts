@@ -144,6 +144,24 @@ export interface RedisNewFilterOptions extends RedisFilterOptions {
   readonly ttl?: number
 }
 
+/** Options of an import over a filter that exists (part of `RedisBloomFilter.import`'s options). */
+export interface RedisReplaceOptions extends RedisNewFilterOptions {
+  /**
+   * When `name` holds a filter with other parameters (size, hashes, shards, seed or layout),
+   * replace it rather than fail with `BLOOM_INCOMPATIBLE`. The new filter is staged in keys no
+   * reader reads while the old one keeps answering; then the meta is switched to it in one step
+   * and its shards are swapped in (docs/SPEC.md 9.6). Instances that had the old filter open then
+   * fail with `BLOOM_DATA_LOST` ("open it anew"), never answer from a partial filter: open it
+   * again. Default: false.
+   */
+  readonly replaceParameters?: boolean
+  /**
+   * Take the lock of an existing filter even if a rebuild, import or clear holds it (one whose
+   * process died), clearing what a killed import staged. Default: false (`BLOOM_LOCKED`).
+   */
+  readonly force?: boolean
+}
+
 /** Options of {@link RedisBloomFilter.create}: sizing, TTL and store tuning. */
 export interface RedisCreateOptions extends SizingOptions, RedisNewFilterOptions {}
 
@@ -184,6 +202,9 @@ export function checkOptions(options: RedisFilterOptions): void {
   if (options.coalesceWait !== undefined) checkInteger('coalesceWait', options.coalesceWait, 0, 1000)
   if (options.blockReads !== undefined && typeof options.blockReads !== 'boolean') throw invalidParameter('blockReads', 'a boolean', options.blockReads)
   if (options.batchConnection !== undefined && typeof options.batchConnection !== 'boolean') throw invalidParameter('batchConnection', 'a boolean', options.batchConnection)
+  const { replaceParameters, force } = options as RedisReplaceOptions
+  if (replaceParameters !== undefined && typeof replaceParameters !== 'boolean') throw invalidParameter('replaceParameters', 'a boolean', replaceParameters)
+  if (force !== undefined && typeof force !== 'boolean') throw invalidParameter('force', 'a boolean', force)
 }
 
 /** The default of {@link RedisStoreOptions.timeout}, in milliseconds. */

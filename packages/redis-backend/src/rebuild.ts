@@ -2,6 +2,7 @@ import { invalidParameter, PositionBatch, SET_BITS, testOrSetBatch } from '@bloo
 import type { BloomKey } from '@bloomkit/core'
 import type { ShardGenerations } from './generations.js'
 import { lockMeta, unlockMeta } from './meta.js'
+import { clearStaged } from './resize.js'
 import type { RedisBitStore } from './redis-bit-store.js'
 import { MAX_SCAN_BYTES, orIntoNext } from './whole-shard.js'
 
@@ -37,6 +38,8 @@ export async function rebuild(
   const token = await lockMeta(shards, 'rebuilding', force)
   const next = store.nextGeneration()
   try {
+    // A forced rebuild may take over from an import with new parameters that was killed.
+    if (force) await clearStaged(shards)
     await shards.buildEmptyNext()
     await shards.forEachShard((shard) => shards.flagLive(shard, true))
     const batch = new PositionBatch(REBUILD_BATCH, shards.parameters.hashes)

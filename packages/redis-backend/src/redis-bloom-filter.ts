@@ -1,11 +1,11 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
 import { checkInteger, createKeyHasher, invalidParameter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, randomSeed, type BitStore } from '@bloomkit/core/store'
-import { ShardGenerations } from './generations.js'
+import { forEachLimited, ShardGenerations } from './generations.js'
 import { importSnapshot, peekVersion, wholeSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
 import { callRedis } from './errors.js'
 import { checkName, KeyNames } from './key-names.js'
-import { createMeta, lockMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
+import { createMeta, decodeMeta, lockMeta, metaFields, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
 import {
   checkClient,
   checkOptions,
@@ -17,9 +17,11 @@ import {
   type RedisClient,
   type RedisCreateOptions,
   type RedisFilterOptions,
+  type RedisReplaceOptions,
   type RedisNewFilterOptions,
 } from './options.js'
 import { rebuild } from './rebuild.js'
+import { leftoverKeys } from './resize.js'
 import { RedisBitStore } from './redis-bit-store.js'
 import { RedisCountingFilter } from './redis-counting-filter.js'
 
@@ -30,7 +32,7 @@ export type RedisFilterKind = 'fixed' | 'layered'
 export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: RedisFilterKind }
 
 /** Options of {@link RedisBloomFilter.import}: as for a new filter, a rotating filter's `clock`, and `kind` as for `open`. */
-export type RedisImportOptions = RedisNewFilterOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
+export type RedisImportOptions = RedisReplaceOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
 
 function checkKind(kind: unknown): RedisFilterKind | undefined {
   if (kind === undefined || kind === 'fixed' || kind === 'layered') return kind
@@ -185,7 +187,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * A fixed snapshot's chunks are written in steps of at most 1 MiB into the (allocated)
    * next-generation keys; only after the whole snapshot has passed its length and CRC-32 checks
    * are the shards swapped in. A bad snapshot leaves nothing behind: no filter if `name` was free,
-   * the old bits if it was not. If `name` holds a filter, its parameters must match and its bits
+   * the old bits if it was not. If `name` holds a filter, its parameters must match (unless `replaceParameters`) and its bits
    * are replaced (adds made while the import runs may be lost); its TTL is kept.
    *
    * @param snapshot The whole snapshot, or its chunks in order (e.g. a file read stream).
@@ -218,9 +220,14 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkName(name)
     checkOptions(options)
     const timeout = options.timeout ?? 5000
-    const meta = await readMeta(client, name, timeout)
-    if (meta === undefined) return false
-    await new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout).deleteAll()
+    const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `destroy "${name}"`))
+    if (Object.keys(fields).length === 0) return false
+    const meta = decodeMeta(name, fields)
+    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
+    await shards.deleteAll()
+    // What a killed import with new parameters left besides (resize.ts).
+    const leftovers = leftoverKeys(name, fields)
+    await forEachLimited(leftovers.length, 16, (i) => shards.call(client.unlink(leftovers[i]), `destroy "${name}"`))
     return true
   }
 

@@ -13,6 +13,7 @@ import {
   type RedisClient,
   type RedisCreateOptions,
   type RedisFilterOptions,
+  type RedisReplaceOptions,
   type RedisNewFilterOptions,
 } from './options.js'
 import { RedisCounterStore } from './redis-counter-store.js'
@@ -116,7 +117,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    * into `name`, checked whole before the shards are swapped in (as `RedisBloomFilter.import`).
    * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a plain snapshot, and as `RedisBloomFilter.import`.
    */
-  static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
+  static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions = {}): Promise<RedisCountingFilter> {
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)

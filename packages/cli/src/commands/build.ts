@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { BloomError, type BitLayout, type FilterParameters } from '@bloomkit/core'
-import { formatParameters, sameParameters } from '@bloomkit/core/store'
+import { sameParameters } from '@bloomkit/core/store'
 import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { Command, Option } from 'commander'
 import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
@@ -56,7 +56,7 @@ export const buildCommand = new Command('build')
   .description(
     `Reads keys (one per line, a CSV column or a JSON-lines field; .gz files are decompressed) and builds a filter at --out: a snapshot file, level:<folder> or redis://… with --name.
 
-Keys are hashed here and whole shards are written, as a snapshot import does, so loading into Redis runs at about the speed of writing a file. A filter larger than --memory is built in passes over groups of shards, re-reading the input file each pass. If anything fails, the target is left as it was. --replace swaps a new filter in atomically (on Redis through the rebuild, which keeps adds made by other clients meanwhile).`,
+Keys are hashed here and whole shards are written, as a snapshot import does, so loading into Redis runs at about the speed of writing a file. A filter larger than --memory is built in passes over groups of shards, re-reading the input file each pass. If anything fails, the target is left as it was. --replace swaps a new filter in atomically (on Redis through the rebuild, which keeps adds made by other clients meanwhile; with other sizing, a new filter staged beside the old one and switched in whole).`,
   )
   .argument('<input>', 'file of keys, or - for standard input')
   .option('-o, --out <target>', '(required) where to build the filter: file.blmk, level:<folder>, redis://host:port[/db], redis+cluster://host:port')
@@ -103,6 +103,7 @@ Examples:
   $ bloomkit build events.jsonl --format jsonl --column id --out redis://localhost:6379 --name event-ids --capacity 1e8 --error-rate 0.01
   $ zcat ids.gz | bloomkit build - --out redis+cluster://10.0.0.1:7000 --name ids --capacity 1e9 --error-rate 0.001 --memory 8G
   $ bloomkit build ids.txt --out redis://localhost:6379 --name ids --replace   # nightly rebuild, same parameters
+  $ bloomkit build ids.txt --out redis://localhost:6379 --name ids --replace --capacity 2e8 --error-rate 0.01   # resize: a new filter, switched in whole
   $ set -o pipefail; { psql -Atc 'select id from users' && echo '#END'; } | bloomkit build - --end-marker '#END' --out redis://localhost:6379 --name ids --replace`,
   )
   .action(async (input: string, options: BuildOptions, command: Command) => {
@@ -222,7 +223,8 @@ async function write(target: Target, name: string | undefined, source: AsyncIter
   const replace = options.replace === true
   if (target.kind === 'file') return writeSnapshotFile(target.path, source, replace)
   if (target.kind === 'level') return writeLevel(target.folder, source, replace)
-  return writeRedis(target, name!, source, { replace, timeout: options.timeout, ttl: options.ttl, label: `build:${name!}` })
+  // A counting filter with other sizing is replaced in a new generation, as a plain one is (rebuildRedis).
+  return withLockHint(name!, writeRedis(target, name!, source, { replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl, label: `build:${name!}` }))
 }
 
 /** A pass runner for {@link buildSnapshot} that adds every block of a pass over the input. */
@@ -233,9 +235,11 @@ function fillFrom(blocks: (pass: number) => AsyncIterable<KeyBlock>): PassRunner
 }
 
 /**
- * `--replace` on Redis: the library's rebuild, which fills next-generation keys while readers use
- * the old ones, copies other clients' adds into both, and swaps each shard in with one RENAME.
- * Without a filter to replace, a plain build.
+ * `--replace` on Redis: with the same parameters, the library's rebuild, which fills
+ * next-generation keys while readers use the old ones, copies other clients' adds into both, and
+ * swaps each shard in with one RENAME; with other sizing or seed, an import that replaces the
+ * parameters (adds made meanwhile by other clients are not kept, and their open instances must
+ * open the filter again). Without a filter to replace, a plain build.
  */
 async function rebuildRedis(
   target: Target & { kind: 'redis' },
@@ -247,38 +251,41 @@ async function rebuildRedis(
 ): Promise<void> {
   const label = `build:${name}`
   const client = await connectRedis(target, { timeout: options.timeout, label })
+  const force = options.force === true
   let existing
+  /** Other sizing (or seed): a new filter built whole and imported over the old one. */
+  let resize = false
   try {
     existing = await existingRedisFilter(client, name, options.timeout)
-    if (existing !== undefined) {
-      if (!sameParameters(existing.parameters, parameters)) {
-        throw new BloomError(
-          'BLOOM_INCOMPATIBLE',
-          `filter "${name}" has ${formatParameters(existing.parameters)}; --replace keeps a Redis filter's parameters ` +
-            `(${formatParameters(parameters)} asked): leave out the sizing flags, or build under a new name`,
-        )
-      }
+    if (force) await refuseLiveWriters(client, label, name)
+    if (existing !== undefined && !sameParameters(existing.parameters, parameters)) resize = true
+    else if (existing !== undefined) {
       const rebuilding = existing
-      const force = options.force === true
-      if (force) await refuseLiveWriters(client, label, name)
-      try {
-        await consuming(thenCheck(keysOf(blocks(0)), whole), (keys) => rebuilding.rebuild(keys, { force }))
-      } catch (error) {
-        if (!(error instanceof BloomError && error.code === 'BLOOM_LOCKED')) throw error
-        throw new BloomError(
-          'BLOOM_LOCKED',
-          `filter "${name}" is locked by another rebuild or import; if the bloomkit that held it was killed, pass --force (refused while another bloomkit works on this filter)`,
-          { cause: error },
-        )
-      }
+      await withLockHint(name, consuming(thenCheck(keysOf(blocks(0)), whole), (keys) => rebuilding.rebuild(keys, { force })))
     }
   } finally {
     await existing?.close()
     await closeRedis(client)
   }
-  if (existing === undefined) {
+  if (existing === undefined || resize) {
+    // A filter with other parameters has other keys: the library stages the new one beside it and
+    // switches to it in one step (RedisBloomFilter.import with replaceParameters, docs/SPEC.md 9.6).
     const source = thenCheck(buildSnapshot(parameters, planShardGroups(parameters, options.memory), fillFrom(blocks)), whole)
-    await writeRedis(target, name, source, { replace: false, timeout: options.timeout, ttl: options.ttl, label })
+    await withLockHint(name, writeRedis(target, name, source, { replace: resize, replaceParameters: resize, force, timeout: options.timeout, ttl: options.ttl, label }))
+  }
+}
+
+/** A lock held by a rebuild or import is reported with the command line's way out. */
+async function withLockHint(name: string, work: Promise<void>): Promise<void> {
+  try {
+    await work
+  } catch (error) {
+    if (!(error instanceof BloomError && error.code === 'BLOOM_LOCKED')) throw error
+    throw new BloomError(
+      'BLOOM_LOCKED',
+      `filter "${name}" is locked by another rebuild or import; if the bloomkit that held it was killed, pass --force (refused while another bloomkit works on this filter)`,
+      { cause: error },
+    )
   }
 }
 

@@ -18,7 +18,7 @@ interface CopyOptions {
 export const copyCommand = new Command('copy')
   .summary('copy a filter between files, LevelDB folders and Redis')
   .description(
-    `Streams a filter from <source> to <target> in the snapshot format, checked against its CRCs before the target is switched to it; a failed copy leaves the target as it was. An existing target is replaced only with --replace (a Redis filter must then have the same parameters and kind). A counting filter copies as a counting filter; with --plain, as the plain filter of the same keys (every non-zero counter a set bit, a quarter of the size: e.g. to ship to browsers). A plain filter cannot become a counting one: its bits carry no counts.`,
+    `Streams a filter from <source> to <target> in the snapshot format, checked against its CRCs before the target is switched to it; a failed copy leaves the target as it was. An existing target is replaced only with --replace (a Redis filter must then be of the same kind; one with other parameters, size or seed, is replaced by the copy in a new generation, switched in one step). A counting filter copies as a counting filter; with --plain, as the plain filter of the same keys (every non-zero counter a set bit, a quarter of the size: e.g. to ship to browsers). A plain filter cannot become a counting one: its bits carry no counts.`,
   )
   .argument('<source>', 'file.blmk, level:<folder>, redis://… or redis+cluster://…')
   .argument('<target>', 'file.blmk, level:<folder>, redis://… or redis+cluster://…')
@@ -54,7 +54,7 @@ Examples:
       const chunks = options.plain === true ? plainFromCounting(source) : source
       if (target.kind === 'file') await writeSnapshotFile(target.path, chunks, replace)
       else if (target.kind === 'level') await writeLevel(target.folder, chunks, replace)
-      else await writeRedis(target, targetName!, chunks, { replace, timeout: options.timeout, ttl: options.ttl })
+      else await writeRedis(target, targetName!, chunks, { replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl })
     } finally {
       await opened.close()
     }
