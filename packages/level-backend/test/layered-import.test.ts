@@ -13,7 +13,7 @@ import { tempFolders } from './support/temp-folders.js'
 // under the target's name that neither opened nor re-imported.
 
 // Transpiling the package for the child takes a while on a busy machine.
-const childEntry = childBuildForTests({ beforeAll: (fn) => beforeAll(fn, 120_000), afterAll })
+const childEntry = childBuildForTests({ beforeAll, afterAll })
 const folders = tempFolders('bloomkit-layered-import-')
 afterAll(() => folders.removeAll(), 120_000)
 

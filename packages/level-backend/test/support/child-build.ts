@@ -43,11 +43,16 @@ export function buildForChild(): { root: string; entry: string; remove: () => vo
  * Registers vitest hooks that build the package for child processes before the file's tests and
  * remove it after; returns the entry (index.js) to pass to runChild once the tests run.
  */
-export function childBuildForTests(hooks: { beforeAll: (fn: () => void) => void; afterAll: (fn: () => void) => void }): () => string {
+export function childBuildForTests(hooks: {
+  beforeAll: (fn: () => void, timeout?: number) => void
+  afterAll: (fn: () => void) => void
+}): () => string {
   let build: ReturnType<typeof buildForChild> | undefined
+  // Bundling for the child takes well under a second on a quiet machine, but over vitest's
+  // default 10 s hook limit on a loaded CI runner; a timeout there is not what these tests test.
   hooks.beforeAll(() => {
     build = buildForChild()
-  })
+  }, 120_000)
   hooks.afterAll(() => build?.remove())
   return () => build!.entry
 }
