@@ -63,6 +63,8 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'CHUNK_BYTES'
     | 'shardRanges'
     | 'snapshotChunks'
+    | 'peekVersion'
+    | 'wholeSnapshot'
     | 'crc32'
     | 'checkBoolean'
     | 'checkKeys'

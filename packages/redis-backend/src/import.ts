@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { SnapshotReader, snapshotChunks, snapshotVersionOf, type SnapshotSource } from '@bloomkit/core/store'
+import { SnapshotReader, snapshotChunks, type SnapshotSource } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
@@ -9,46 +9,6 @@ import { LOCK_META } from './scripts.js'
 
 /** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order (core's type). */
 export type { SnapshotSource }
-
-/**
- * The snapshot's format version (undefined: not a snapshot's first bytes), read from its first
- * chunks, and the source to read from then on (those chunks put back in front).
- */
-export async function peekVersion(snapshot: SnapshotSource): Promise<{ version: number | undefined; source: SnapshotSource }> {
-  if (snapshot instanceof Uint8Array) return { version: snapshotVersionOf(snapshot), source: snapshot }
-  const chunks = snapshotChunks(snapshot)
-  const head: Uint8Array[] = []
-  while (head.reduce((sum, chunk) => sum + chunk.length, 0) < 6) {
-    const next = await chunks.next()
-    if (next.done === true) break
-    head.push(next.value)
-  }
-  const joined = joinChunks(head)
-  async function* rest(): AsyncGenerator<Uint8Array> {
-    if (joined.length > 0) yield joined
-    yield* chunks
-  }
-  return { version: snapshotVersionOf(joined), source: rest() }
-}
-
-/** Every chunk of `source` in one array (a layered snapshot is decoded whole). */
-export async function wholeSnapshot(source: SnapshotSource): Promise<Uint8Array> {
-  if (source instanceof Uint8Array) return source
-  const chunks: Uint8Array[] = []
-  for await (const chunk of snapshotChunks(source)) chunks.push(chunk)
-  return joinChunks(chunks)
-}
-
-function joinChunks(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]
-  const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0))
-  let at = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, at)
-    at += chunk.length
-  }
-  return bytes
-}
 
 /**
  * A filter being imported into: the shards the snapshot is written to, whether the import created
