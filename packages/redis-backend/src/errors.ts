@@ -2,10 +2,12 @@ import { BloomError } from '@bloomkit/core'
 
 /** The error a Lua script raises when a shard key lacks this filter's marker. */
 export const DATA_LOST_REPLY = 'BLOOMKIT_DATA_LOST'
+/** The error a Lua script raises when a meta no longer matches its `check` field. */
+export const CORRUPT_REPLY = 'BLOOMKIT_CORRUPT_STORE'
 
 /**
  * Turns whatever ioredis rejected with into a coded `BloomError`, keeping it as `cause`:
- * a missing marker is `BLOOM_DATA_LOST`, WRONGTYPE is `BLOOM_CORRUPT_STORE`, anything else
+ * a missing marker is `BLOOM_DATA_LOST`, WRONGTYPE or a meta that fails its check is `BLOOM_CORRUPT_STORE`, anything else
  * (connection refused or closed, retries exhausted, OOM, a Cluster that is down) is
  * `BLOOM_STORE_UNAVAILABLE`.
  *
@@ -15,6 +17,9 @@ export function storeError(error: unknown, what: string): BloomError {
   if (error instanceof BloomError) return error
   const message = error instanceof Error ? error.message : String(error)
   if (message.includes(DATA_LOST_REPLY)) return dataLost(what, error)
+  if (message.includes(CORRUPT_REPLY)) {
+    return new BloomError('BLOOM_CORRUPT_STORE', `${what}: ${message.slice(message.indexOf(CORRUPT_REPLY) + CORRUPT_REPLY.length + 2)}; restore the original values, or rebuild the filter under a new name from its source`, { cause: error })
+  }
   if (message.startsWith('WRONGTYPE')) {
     return new BloomError('BLOOM_CORRUPT_STORE', `${what}: a key of the filter holds a value of another type (${message})`, { cause: error })
   }

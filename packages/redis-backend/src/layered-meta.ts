@@ -1,19 +1,93 @@
 import { BloomError, type LayeredOptions } from '@bloomkit/core'
 import { checkPolicyKind, HASH_SCHEMES, layerPolicyOf, layoutOfScheme, type LayerEntry, type LayerPolicy } from '@bloomkit/core/store'
-import { STORE_FORMAT } from './meta.js'
+import { CORRUPT_REPLY } from './errors.js'
+import { metaCheck, STORE_FORMAT } from './meta.js'
 
 // The meta hash `<name>:meta` of a layered filter (docs/SPEC.md 9.8): its policy fields, the
-// layer list, and the scripts that change the list.
+// layer list, its `check`, and the scripts that change the list.
+
+/**
+ * The fields a layered meta's `check` covers (docs/SPEC.md 9.8), in order: everything that decides
+ * which layers a key is looked for in and how (policy, seed, layout, the list and its version, the
+ * next id). Counts and `ready:<id>` change by HINCRBY/HSET outside any script and are not covered.
+ */
+export const LAYERED_CHECKED_FIELDS = ['format', 'kind', 'policy', 'capacity', 'errorRate', 'growth', 'tightening', 'seconds', 'keep', 'seed', 'scheme', 'shards', 'layers', 'version', 'nextId'] as const
+
+/** The `check` of a layered meta's fields: the fixed meta's check (meta.ts) over {@link LAYERED_CHECKED_FIELDS}, a missing field read as ''. */
+export function layeredCheck(fields: Readonly<Record<string, string | undefined>>): string {
+  return metaCheck(LAYERED_CHECKED_FIELDS.map((field) => fields[field] ?? ''))
+}
+
+/** A flat [field, value, …] list of a whole new layered meta, with its `check` appended. */
+export function withLayeredCheck(list: readonly string[]): string[] {
+  const fields: Record<string, string> = {}
+  for (let i = 0; i + 1 < list.length; i += 2) fields[list[i]] = list[i + 1]
+  return [...list, 'check', layeredCheck(fields)]
+}
+
+/**
+ * Refuses a layered meta whose `check` does not match its fields (edited outside bloomkit). A meta
+ * without `check` was written by a release before it existed, and is accepted as it is.
+ * @throws BloomError `BLOOM_CORRUPT_STORE`.
+ */
+export function verifyLayeredCheck(name: string, fields: Readonly<Record<string, string | undefined>>): void {
+  if (fields.check === undefined || fields.check === null) return
+  const computed = layeredCheck(fields)
+  if (computed === fields.check) return
+  throw new BloomError(
+    'BLOOM_CORRUPT_STORE',
+    `filter "${name}": its layered meta hash was changed outside bloomkit: its fields ${LAYERED_CHECKED_FIELDS.join(', ')} no longer match its check field ` +
+      `(${fields.check}, computed ${computed}). Restore the original values, or rebuild the filter under a new name from its source`,
+  )
+}
+
+/**
+ * Lua for the scripts that change a layered meta: `verify(key)` raises `${CORRUPT_REPLY}` when
+ * the stored `check` does not match the fields and returns whether there is one (none: a meta of
+ * an earlier release, left without); `reseal(key)` stores the check of the fields as they are now.
+ * CRC-32 as section 6 of docs/SPEC.md (reflected 0xEDB88320), 8 lowercase hex digits, as metaCheck.
+ */
+const LUA_CHECK = `
+local function crc32hex(s)
+  local bxor, band, rshift = bit.bxor, bit.band, bit.rshift
+  local table32 = {}
+  for n = 0, 255 do
+    local c = n
+    for _ = 1, 8 do
+      if band(c, 1) == 1 then c = bxor(0xedb88320, rshift(c, 1)) else c = rshift(c, 1) end
+    end
+    table32[n] = c
+  end
+  local c = -1
+  for i = 1, #s do c = bxor(table32[band(bxor(c, string.byte(s, i)), 255)], rshift(c, 8)) end
+  return bit.tohex(bit.bnot(c), 8)
+end
+local function checkOf(key)
+  local values = redis.call('HMGET', key, ${LAYERED_CHECKED_FIELDS.map((field) => `'${field}'`).join(', ')})
+  for i = 1, ${LAYERED_CHECKED_FIELDS.length} do if not values[i] then values[i] = '' end end
+  return crc32hex(table.concat(values, '|'))
+end
+local function verify(key)
+  local stored = redis.call('HGET', key, 'check')
+  if not stored then return false end
+  if stored ~= checkOf(key) then return redis.error_reply('${CORRUPT_REPLY}: the layered meta no longer matches its check field') end
+  return true
+end
+local function reseal(key) redis.call('HSET', key, 'check', checkOf(key)) end
+`
 
 /**
  * Appends a layer unless the list changed since the caller read it (racing growers: one wins, the
  * others get the new list back). Drops entries of windows below ARGV[3] (rotating) with their counts.
+ * Refuses a meta whose `check` does not match (`BLOOMKIT_CORRUPT_STORE`), and keeps it matching.
  * KEYS[1] meta; ARGV: expected version, the new entry's window/index/capacity ('' for none), min window, meta TTL ms.
  * Returns {version, layers, the new layer's id or ''}.
  */
-export const GROW = `
+export const GROW = `${LUA_CHECK}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return redis.error_reply('BLOOMKIT_NOT_FOUND') end
+local sealed = verify(KEYS[1])
+if type(sealed) == 'table' then return sealed end
 if version ~= ARGV[1] then return {version, redis.call('HGET', KEYS[1], 'layers')} end
 local kept = {}
 local minWindow = tonumber(ARGV[3])
@@ -29,6 +103,7 @@ end
 local layers = table.concat(kept, ',')
 version = tostring(tonumber(version) + 1)
 redis.call('HSET', KEYS[1], 'layers', layers, 'version', version)
+if sealed then reseal(KEYS[1]) end
 if tonumber(ARGV[4]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return {version, layers, id}
 `
@@ -36,11 +111,14 @@ return {version, layers, id}
 /**
  * Unlists the layers ARGV[1 …] (ids) with their count and ready fields, whatever else the list
  * holds now: removing given ids commutes with racing appends, so no compare-and-set is needed.
- * The version moves only when an entry was removed. KEYS[1] meta. Returns {version, layers}.
+ * The version moves only when an entry was removed; `check` is verified and kept, as by GROW.
+ * KEYS[1] meta. Returns {version, layers}.
  */
-export const UNLIST = `
+export const UNLIST = `${LUA_CHECK}
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return redis.error_reply('BLOOMKIT_NOT_FOUND') end
+local sealed = verify(KEYS[1])
+if type(sealed) == 'table' then return sealed end
 local gone = {}
 for i = 1, #ARGV do gone[ARGV[i]] = true end
 local kept, removed = {}, false
@@ -57,6 +135,7 @@ local layers = table.concat(kept, ',')
 if removed then
   version = tostring(tonumber(version) + 1)
   redis.call('HSET', KEYS[1], 'layers', layers, 'version', version)
+  if sealed then reseal(KEYS[1]) end
 end
 return {version, layers}
 `

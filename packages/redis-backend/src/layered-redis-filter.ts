@@ -2,7 +2,7 @@ import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type Rot
 import { createKeyHasher, decodeLayeredSnapshot, hashPairs, keyBatches, layerBatch, layerParameters, layerPolicyOf, layerSnapshotOf, snapshotLayerEntries, type LayerPolicy } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
-import { CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf } from './layered-meta.js'
+import { CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from './meta.js'
 import { checkClient, checkOptions, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
@@ -55,7 +55,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     checkName(name)
     checkOptions(options)
     const policy = layerPolicyOf(options)
-    await callRedis(client.eval(CREATE_LAYERED, 1, `${name}:meta`, ...policyFields(policy), 'layers', '', 'version', '1', 'nextId', '0'), timeoutOf(options), `create "${name}"`)
+    await callRedis(client.eval(CREATE_LAYERED, 1, `${name}:meta`, ...withLayeredCheck([...policyFields(policy), 'layers', '', 'version', '1', 'nextId', '0'])), timeoutOf(options), `create "${name}"`)
     const filter = await LayeredRedisFilter.open(client, name, options)
     // Without a seed of the caller's, the stored filter keeps its own (racing creators end with one seed).
     const comparable = (p: LayerPolicy) => JSON.stringify(options.seed === undefined ? { ...p, seed: 0 } : p)
@@ -83,8 +83,9 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
   /** The filter over a layered meta hash's `fields`, already read (the front door reads them once). */
   static async over(client: RedisClient, name: string, fields: Record<string, string>, options: LayeredRedisOpenOptions): Promise<LayeredRedisFilter> {
     const policy = policyOf(name, fields)
+    verifyLayeredCheck(name, fields)
     const clock = (options as RotatingOptions).clock
-    const storage = new RedisLayers(client, name, policy, options, clock ?? Date.now)
+    const storage = new RedisLayers(client, name, policy, options, clock ?? Date.now, fields)
     await storage.refresh()
     return new LayeredRedisFilter(storage, await createKeyHasher(policy.seed), clock)
   }
@@ -109,7 +110,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     }
     const counts = entries.flatMap((entry, i) => [`count:${entry.id}`, String(layers[i].count), `ready:${entry.id}`, '1'])
     await callRedis(
-      client.hset(`${name}:meta`, ...policyFields(policy), 'layers', entries.map(entryText).join(','), 'version', '1', 'nextId', String(layers.length), ...counts),
+      client.hset(`${name}:meta`, ...withLayeredCheck([...policyFields(policy), 'layers', entries.map(entryText).join(','), 'version', '1', 'nextId', String(layers.length)]), ...counts),
       timeout,
       `import "${name}"`,
     )

@@ -2,12 +2,14 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { layerBatch, layerParameters, type DropReason, type LayerEntry, type LayerPolicy, type LayerStorage, type LayersAnswer, type StoredLayer } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
-import { GROW, parseEntries, UNLIST } from './layered-meta.js'
+import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 
 /** Batches of at most this many keys (single calls) ask every layer in the one script: one command per check. */
 const SCRIPT_ALL_KEYS = 64
+/** The checked fields that never change after create: the policy as the filter was opened with it. */
+const POLICY_FIELDS = LAYERED_CHECKED_FIELDS.filter((field) => field !== 'layers' && field !== 'version' && field !== 'nextId')
 /** Extra life of a rotating layer past the end of its last window, so a check at the boundary never meets an expired key. */
 const WINDOW_GRACE_MS = 60_000
 
@@ -43,6 +45,8 @@ export class RedisLayers implements LayerStorage<false> {
     /** Options of each layer's fixed filter. */
     readonly options: RedisFilterOptions,
     private readonly clock: () => number,
+    /** The meta's fields as open read them: its policy fields must stay as they were. */
+    private readonly opened: Readonly<Record<string, string | undefined>>,
   ) {
     this.meta = `${name}:meta`
     this.timeout = timeoutOf(options)
@@ -53,10 +57,27 @@ export class RedisLayers implements LayerStorage<false> {
     return callRedis(promise, this.timeout, `${what} "${this.name}"`)
   }
 
-  /** Reads the list (opening layers this process does not hold yet) and every listed layer's count. */
+  /**
+   * Reads the list (opening layers this process does not hold yet) and every listed layer's count,
+   * with the meta's other checked fields: a meta that fails its `check`, or whose policy is no
+   * longer the one this filter opened with, is `BLOOM_CORRUPT_STORE`.
+   */
   async refresh(): Promise<void> {
-    const [layers, version] = await this.call(this.client.hmget(this.meta, 'layers', 'version'), 'read layers')
-    if (version === null) throw this.gone()
+    const values = await this.call(this.client.hmget(this.meta, ...LAYERED_CHECKED_FIELDS, 'check'), 'read layers')
+    const fields: Record<string, string | undefined> = {}
+    LAYERED_CHECKED_FIELDS.forEach((field, i) => (fields[field] = values[i] ?? undefined))
+    fields.check = values[LAYERED_CHECKED_FIELDS.length] ?? undefined
+    const { layers, version } = fields
+    if (version === undefined) throw this.gone()
+    verifyLayeredCheck(this.name, fields)
+    for (const field of POLICY_FIELDS) {
+      if (fields[field] !== this.opened[field]) {
+        throw new BloomError(
+          'BLOOM_CORRUPT_STORE',
+          `filter "${this.name}": its layered meta's ${field} changed under an open filter (${JSON.stringify(this.opened[field] ?? null)} → ${JSON.stringify(fields[field] ?? null)}); open it again`,
+        )
+      }
+    }
     if (version !== this.version) await this.adopt(version, layers ?? '')
     else await this.readCounts(this.layers)
   }

@@ -3,7 +3,7 @@ import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { KeyNames } from '../src/key-names.js'
-import { fastFail, standaloneClient, uniqueName } from './support/clients.js'
+import { clusterClient, fastFail, standaloneClient, uniqueName } from './support/clients.js'
 import * as spec from './support/independent.js'
 
 // docs/SPEC.md 9.9, row by row: each damaged state is made on a live filter, and the library and
@@ -256,5 +256,124 @@ describe('docs/SPEC.md 9.9: a layered filter', () => {
     expect(await codeOf(filter.add('new'))).toBe('BLOOM_DATA_LOST')
     expect(await codeOf(spec.hasLayered(redis, reader, members))).toBe('BLOOM_DATA_LOST')
     await filter.destroy()
+  })
+})
+
+// docs/SPEC.md 9.8: the layered meta's `check`. Each edit below made a fresh open() answer
+// "absent" for most members before the field existed; now it is BLOOM_CORRUPT_STORE, on a
+// standalone server and on a Cluster, from the library and from the spec's reader.
+describe.each([
+  ['standalone', standaloneClient],
+  ['Cluster', clusterClient],
+] as const)('docs/SPEC.md 9.8: the layered meta’s check (%s)', (_, connect) => {
+  const client = connect()
+  afterAll(async () => {
+    await client.quit()
+  })
+  const NOW = 1_800_000_000_000
+  const many = members.concat(members.map((m) => `${m}:b`))
+
+  /** A filter of several layers holding `many`: scalable, or rotating over two windows at a fixed clock. */
+  async function made(what: string, rotating = false) {
+    const name = uniqueName(`damage-check-${what}`)
+    const clock = { now: NOW }
+    const options = rotating ? { capacity: 40, errorRate: 0.01, window: { seconds: 60, keep: 3 }, seed: 5, clock: () => clock.now } : { capacity: 40, errorRate: 0.01, growth: 2, seed: 5 }
+    const filter = await RedisLayeredFilter.create(client, name, options)
+    if (rotating) {
+      await filter.addMany(members)
+      clock.now += 60_000
+      await filter.addMany(members.map((m) => `${m}:b`))
+    } else {
+      await filter.addMany(many)
+    }
+    expect((await filter.layers()).length).toBeGreaterThan(1)
+    expect(await filter.hasMany(many)).toEqual(many.map(() => true))
+    const meta = `${name}:meta`
+    return { name, meta, filter, open: () => RedisLayeredFilter.open(client, name, rotating ? { clock: () => clock.now } : {}) }
+  }
+
+  /** Fresh opens through both doors and the spec's reader: each must answer BLOOM_CORRUPT_STORE. */
+  async function expectCorrupt(f: Awaited<ReturnType<typeof made>>): Promise<void> {
+    expect(await codeOf(f.open())).toBe('BLOOM_CORRUPT_STORE')
+    expect(await codeOf(RedisBloomFilter.open(client, f.name))).toBe('BLOOM_CORRUPT_STORE')
+    expect(await codeOf(spec.openLayered(client as Redis, f.name))).toBe('BLOOM_CORRUPT_STORE')
+  }
+
+  test('its seed changed: BLOOM_CORRUPT_STORE', async () => {
+    const f = await made('seed')
+    await client.hset(f.meta, 'seed', '6')
+    await expectCorrupt(f)
+    await f.filter.destroy()
+  })
+
+  test('its layers list emptied: BLOOM_CORRUPT_STORE', async () => {
+    const f = await made('empty')
+    const layers = String(await client.hget(f.meta, 'layers'))
+    await client.hset(f.meta, 'layers', '')
+    await expectCorrupt(f)
+    await client.hset(f.meta, 'layers', layers)
+    await f.filter.destroy()
+  })
+
+  test('one layer dropped from its list: BLOOM_CORRUPT_STORE', async () => {
+    const f = await made('drop-one')
+    const layers = String(await client.hget(f.meta, 'layers'))
+    await client.hset(f.meta, 'layers', layers.split(',').slice(1).join(','))
+    await expectCorrupt(f)
+    await client.hset(f.meta, 'layers', layers)
+    await f.filter.destroy()
+  })
+
+  test('its policy switched to rotating: BLOOM_CORRUPT_STORE', async () => {
+    const f = await made('policy')
+    await client.hset(f.meta, 'policy', 'rotating', 'seconds', '60', 'keep', '2')
+    await expectCorrupt(f)
+    await client.hset(f.meta, 'policy', 'scalable', 'seconds', '0', 'keep', '0')
+    await f.filter.destroy()
+  })
+
+  test('a window moved back: BLOOM_CORRUPT_STORE', async () => {
+    const f = await made('window', true)
+    const layers = String(await client.hget(f.meta, 'layers'))
+    // Every entry's window 10 back: no on-time reader would check them.
+    const back = layers
+      .split(',')
+      .map((entry) => entry.split('/').map((part, i) => (i === 1 ? String(Number(part) - 10) : part)).join('/'))
+      .join(',')
+    await client.hset(f.meta, 'layers', back)
+    await expectCorrupt(f)
+    await client.hset(f.meta, 'layers', layers)
+    await f.filter.destroy()
+  })
+
+  test('the same edit with the check mended opens (the check is what refuses it), and an edit under an open filter stops its writers and reports', async () => {
+    const f = await made('mended')
+    await client.hset(f.meta, 'seed', '6')
+    // A writer that must grow refuses to reseal an edited meta (the growing script verifies first).
+    expect(await codeOf(f.filter.addMany(Array.from({ length: 400 }, (_, i) => `more:${i}`)))).toBe('BLOOM_CORRUPT_STORE')
+    expect(await codeOf(f.filter.layers())).toBe('BLOOM_CORRUPT_STORE')
+    await client.hset(f.meta, 'check', spec.layeredCheck(await client.hgetall(f.meta)))
+    const reopened = await f.open()
+    expect(reopened.policy.seed).toBe(6)
+    // Under the open filter, a mended policy edit is still refused: its policy is not the one it opened with.
+    expect(await codeOf(f.filter.layers())).toBe('BLOOM_CORRUPT_STORE')
+    await reopened.close()
+    await f.filter.destroy()
+  })
+
+  test('a meta without check (written by an earlier release) opens, grows and stays without one; an edit of it is then not noticed', async () => {
+    const f = await made('legacy')
+    await client.hdel(f.meta, 'check')
+    const legacy = await f.open()
+    expect(await legacy.hasMany(many)).toEqual(many.map(() => true))
+    const before = (await legacy.layers()).length
+    await legacy.addMany(Array.from({ length: 400 }, (_, i) => `more:${i}`))
+    expect((await legacy.layers()).length).toBeGreaterThan(before)
+    expect(await client.hexists(f.meta, 'check')).toBe(0)
+    await client.hset(f.meta, 'seed', '6')
+    expect(await codeOf(f.open().then((g) => g.close()))).toBe('resolved')
+    await client.hset(f.meta, 'seed', '5')
+    await legacy.close()
+    await f.filter.destroy()
   })
 })

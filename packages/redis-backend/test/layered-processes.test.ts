@@ -6,6 +6,7 @@ import { compoundErrorRate } from '@bloomkit/core/store'
 import { estimateErrorRate } from '@bloomkit/core'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { chernoffInterval } from '../../../test-support/chernoff.js'
+import { layeredCheck } from './support/independent.js'
 import { standaloneClient, uniqueName } from './support/clients.js'
 
 const run = promisify(execFile)
@@ -33,6 +34,9 @@ test('4 processes adding disjoint keys from capacity 1000 to 200 000 keys end wi
       run('node', ['test/support/layered-add-worker.mjs', String(port), name, String(worker), String(perWorker), String(batch)], { cwd: packageDir }),
     ),
   )
+  // Racing growers kept the meta's check (docs/SPEC.md 9.8) in their scripts: a fresh open verifies it.
+  const meta = await redis.hgetall(`${name}:meta`)
+  expect(meta.check).toBe(layeredCheck(meta))
   const fresh = await RedisLayeredFilter.open(redis, name)
   const layers = await fresh.layers()
   // One list: layer ids 1, 2, 3, … with no gap (no racing grower's extra layer), capacities doubling.

@@ -6,7 +6,7 @@ import { layerPolicyOf, windowOf } from '@bloomkit/core/store'
 import { KeyNames, slotOf } from '../src/key-names.js'
 import { markerBytes } from '../src/generations.js'
 import { CHECKED_FIELDS, metaCheck } from '../src/meta.js'
-import { parseEntries } from '../src/layered-meta.js'
+import { GROW, LAYERED_CHECKED_FIELDS, layeredCheck, parseEntries } from '../src/layered-meta.js'
 import { DEFAULT_SHARD_BITS } from '../src/options.js'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
 import * as spec from './support/independent.js'
@@ -60,7 +60,10 @@ interface WindowVector {
   metaTtlMs: number
 }
 
+type LayeredCheckVector = Record<(typeof LAYERED_CHECKED_FIELDS)[number] | 'check', string>
+
 const tags = block<TagVector[]>('json redis tags')
+const layeredChecks = block<LayeredCheckVector[]>('json redis layered checks')
 const checks = block<CheckVector[]>('json redis checks')
 const markers = block<MarkerVector[]>('json redis markers')
 const layers = block<LayerVector[]>('json redis layers')
@@ -113,6 +116,68 @@ describe('docs/SPEC.md 9.10: meta check values', () => {
     expect(fields.check).toBe(spec.metaCheck(fields))
     expect(Math.abs(Number(fields.created) - Date.now())).toBeLessThan(60_000)
     await filter.destroy()
+  })
+})
+
+describe('docs/SPEC.md 9.8 and 9.10: the layered meta check', () => {
+  test.each(layeredChecks)('$policy, version $version: $check', (vector) => {
+    expect(layeredCheck(vector)).toBe(vector.check)
+    expect(spec.layeredCheck(vector)).toBe(vector.check)
+    // One field's value changed changes it.
+    expect(layeredCheck({ ...vector, seed: String(Number(vector.seed) + 1) })).not.toBe(vector.check)
+  })
+
+  test.each([
+    ['standalone', () => redis],
+    ['Cluster', () => cluster],
+  ] as const)('the growing script (%s) verifies the stored check first and leaves the one the spec computes', async (_, client) => {
+    const meta = `${uniqueName('spec-layered-check')}:meta`
+    const [vector] = layeredChecks
+    await client().hset(meta, vector)
+    const [version, layers, id] = (await client().eval(GROW, 1, meta, vector.version, '0/2/4000', '0', '0')) as string[]
+    expect([version, layers, id]).toEqual(['4', `${vector.layers},3/0/2/4000`, '3'])
+    const after = await client().hgetall(meta)
+    expect(after.check).toBe(spec.layeredCheck(after))
+    expect(after.check).not.toBe(vector.check)
+    // A stored check that does not match: the script changes nothing.
+    await client().hset(meta, 'seed', '1')
+    await expect(client().eval(GROW, 1, meta, '4', '0/3/8000', '0', '0')).rejects.toThrow(/BLOOMKIT_CORRUPT_STORE/)
+    expect(await client().hget(meta, 'layers')).toBe(after.layers)
+    await client().del(meta)
+  })
+
+  test('every writer keeps it: create, grow, rotate, rebuild, clear, import (standalone and Cluster)', async () => {
+    for (const client of [redis, cluster]) {
+      const sealed = async (name: string) => {
+        const fields = await client.hgetall(`${name}:meta`)
+        expect(fields.check).toMatch(/^[0-9a-f]{8}$/)
+        expect(fields.check).toBe(spec.layeredCheck(fields))
+      }
+      const name = uniqueName('spec-sealed')
+      const scalable = await RedisLayeredFilter.create(client, name, { capacity: 20, errorRate: 0.01, growth: 2 })
+      await sealed(name)
+      await scalable.addMany(Array.from({ length: 200 }, (_, i) => `k:${i}`))
+      expect((await scalable.layers()).length).toBeGreaterThan(2)
+      await sealed(name)
+      await scalable.rebuild(['a', 'b'])
+      await sealed(name)
+      const snapshot = await scalable.export()
+      await scalable.clear()
+      await sealed(name)
+      await scalable.destroy()
+      const imported = await RedisLayeredFilter.import(client, uniqueName('spec-sealed-import'), snapshot)
+      await sealed(imported.name)
+      await imported.destroy()
+      const clock = { now: 1_800_000_000_000 }
+      const rotating = await RedisLayeredFilter.create(client, uniqueName('spec-sealed-rotating'), { capacity: 20, errorRate: 0.01, window: { seconds: 60, keep: 2 }, clock: () => clock.now })
+      for (let w = 0; w < 4; w++) {
+        if (w > 0) clock.now += 60_000
+        await rotating.addMany([`w${w}:a`, `w${w}:b`])
+      }
+      expect((await rotating.layers()).length).toBe(2)
+      await sealed(rotating.name)
+      await rotating.destroy()
+    }
   })
 })
 

@@ -363,11 +363,20 @@ export interface Layered {
   readonly shards: number
 }
 
+const LAYERED_CHECKED = ['format', 'kind', 'policy', 'capacity', 'errorRate', 'growth', 'tightening', 'seconds', 'keep', 'seed', 'scheme', 'shards', 'layers', 'version', 'nextId'] as const
+
+/** A layered meta's `check` (9.8): CRC-32 of the fifteen fields' values joined by `|`, a missing one as ''. */
+export function layeredCheck(fields: Readonly<Partial<Record<string, string>>>): string {
+  return crc32(encoder.encode(LAYERED_CHECKED.map((f) => fields[f] ?? '').join('|'))).toString(16).padStart(8, '0')
+}
+
 export async function openLayered(redis: Redis, name: string): Promise<Layered> {
   const f = await redis.hgetall(`${name}:meta`)
   if (Object.keys(f).length === 0) throw new SpecError('BLOOM_NOT_FOUND', name)
   if (f.kind !== 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'not layered')
   if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
+  // A meta without `check` was written before it existed: accepted.
+  if (f.check !== undefined && f.check !== layeredCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'layered check')
   if (f.policy !== 'scalable' && f.policy !== 'rotating') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `policy ${f.policy}`)
   return {
     name,
@@ -432,20 +441,20 @@ export async function hasLayered(redis: Redis, l: Layered, keys: string[], now =
   }
 }
 
-const GROW = `local version = redis.call('HGET', KEYS[1], 'version')
-if version ~= ARGV[1] then return {version, redis.call('HGET', KEYS[1], 'layers'), ''} end
-local kept = {}
-for entry in string.gmatch(redis.call('HGET', KEYS[1], 'layers'), '[^,]+') do
-  local id, window = string.match(entry, '^(%d+)/(%d+)/')
-  if tonumber(window) >= tonumber(ARGV[3]) then table.insert(kept, entry) else redis.call('HDEL', KEYS[1], 'count:' .. id) end
-end
-local id = tostring(redis.call('HINCRBY', KEYS[1], 'nextId', 1))
-table.insert(kept, id .. '/' .. ARGV[2])
-local layers = table.concat(kept, ',')
-version = tostring(tonumber(version) + 1)
-redis.call('HSET', KEYS[1], 'layers', layers, 'version', version)
-if tonumber(ARGV[4]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-return {version, layers, id}`
+/**
+ * Growing (9.8 step 3), written the other way the spec allows: the new list, next id and check are
+ * computed here from the fields read, and the script applies them only if `version` and `check`
+ * are still those read (compare-and-set on both), in one step with the drops.
+ * KEYS[1] meta; ARGV: version read, check read ('' for none), new layers, new version, new nextId,
+ * new check ('' for none), meta TTL ms, then the ids dropped. Returns 1 when applied.
+ */
+const GROW = `local f = redis.call('HMGET', KEYS[1], 'version', 'check')
+if f[1] ~= ARGV[1] or (f[2] or '') ~= ARGV[2] then return 0 end
+for i = 8, #ARGV do redis.call('HDEL', KEYS[1], 'count:' .. ARGV[i]) end
+redis.call('HSET', KEYS[1], 'layers', ARGV[3], 'version', ARGV[4], 'nextId', ARGV[5])
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'check', ARGV[6]) end
+if tonumber(ARGV[7]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
+return 1`
 
 /**
  * A layer's parameters, sized simply (Guava's formulas, blocked unless the policy says classic,
@@ -474,8 +483,18 @@ export async function growLayer(redis: Redis, l: Layered, version: string, entry
   const meta = `${l.name}:meta`
   const minWindow = l.policy === 'rotating' ? entry.window - l.keep + 1 : 0
   const metaTtl = l.policy === 'rotating' ? (l.keep + 1) * l.seconds * 1000 + 60_000 : 0
-  const [, , id] = (await redis.eval(GROW, 1, meta, version, `${entry.window}/${entry.index}/${entry.capacity}`, minWindow, metaTtl)) as [string, string, string]
-  if (id === '') return undefined
+  const f = await redis.hgetall(meta)
+  if (f.version !== version) return undefined
+  if (f.check !== undefined && f.check !== layeredCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'layered check')
+  const kept: string[] = []
+  const dropped: string[] = []
+  for (const e of parseLayers(f.layers ?? '')) (e.window >= minWindow ? kept : dropped).push(`${e.id}/${e.window}/${e.index}/${e.capacity}`)
+  const id = String(Number(f.nextId) + 1)
+  kept.push(`${id}/${entry.window}/${entry.index}/${entry.capacity}`)
+  const after = { ...f, layers: kept.join(','), version: String(Number(version) + 1), nextId: id }
+  const check = f.check === undefined ? '' : layeredCheck(after)
+  const applied = await redis.eval(GROW, 1, meta, version, f.check ?? '', after.layers, after.version, id, check, metaTtl, ...dropped.map((e) => e.split('/')[0]))
+  if (Number(applied) !== 1) return undefined
   const ttlMs = l.policy === 'rotating' ? Math.max(1, Math.ceil(((entry.window + l.keep) * l.seconds * 1000 + 60_000 - now) / 1000)) * 1000 : 0
   await createFixed(redis, `${l.name}:L${id}`, sizeLayer(l, entry.index, entry.capacity), ttlMs)
   if (markReady) await redis.hset(meta, `ready:${id}`, '1')
