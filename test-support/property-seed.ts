@@ -1,4 +1,7 @@
-import { fc } from '@fast-check/vitest'
+// fast-check itself, not @fast-check/vitest: both share the one fast-check module, whose global
+// configuration is what counts, and importing @fast-check/vitest costs seconds of CPU per test file
+// (it walks every chain of vitest's test modifiers), which most files never use.
+import { configureGlobal, readConfigureGlobal } from 'fast-check'
 
 // Runs before each test file (vitest `setupFiles`, from vitest.shared.ts' propertySeeds): every
 // fast-check property defined after it (test.prop and fc.assert alike) takes this seed. Empty means
@@ -11,5 +14,5 @@ const seed =
 if (seed !== undefined && seed !== '') {
   const value = Number(seed)
   if (!Number.isInteger(value)) throw new Error(`BLOOMKIT_FC_SEED must be an integer; got ${JSON.stringify(seed)}`)
-  fc.configureGlobal({ ...fc.readConfigureGlobal(), seed: value })
+  configureGlobal({ ...readConfigureGlobal(), seed: value })
 }
