@@ -1,3 +1,4 @@
+import { compileWasmXxh32, WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
 import { KeyHasher } from '@bloomkit/core/store'
 import xxhash from 'xxhash-wasm'
 import { KeyHasherBefore } from './hashing-before.js'
@@ -35,8 +36,8 @@ function realKeys(): Array<{ name: string; keys: string[] }> {
 
 /**
  * Cost per key of each hashing path (both 32-bit lanes): today's KeyHasher (what every add and has
- * runs) against the pure-JS pass before issue 25 in paired rounds, with xxhash-wasm and Uint8Array
- * keys beside them. Decides core's ENCODE_MIN_STRING_LENGTH, WASM_MIN_STRING_LENGTH and WASM_MIN_BYTE_LENGTH.
+ * runs) against the pure-JS pass before issue 25 in paired rounds, with core's WebAssembly XXH32
+ * (a KeyHasher given it, as where wasmHashingSafe() holds), xxhash-wasm and Uint8Array keys beside them. Decides core's ENCODE_MIN_STRING_LENGTH, WASM_MIN_STRING_LENGTH and WASM_MIN_BYTE_LENGTH.
  */
 export async function runHashingBenchmarks(report: Report, { quick }: SuiteOptions): Promise<void> {
   const lengths = quick ? QUICK_LENGTHS : LENGTHS
@@ -45,6 +46,7 @@ export async function runHashingBenchmarks(report: Report, { quick }: SuiteOptio
   // Called directly: on Node < 22 core keeps xxhash-wasm off its hot path (see wasmHashingSafe).
   const wasm = await xxhash()
   const hasher = new KeyHasher(0)
+  const withWasm = new KeyHasher(0, await compileWasmXxh32())
   const { seedA, seedB } = hasher
   const before = new KeyHasherBefore(seedA, seedB)
   const encoder = new TextEncoder()
@@ -85,6 +87,14 @@ export async function runHashingBenchmarks(report: Report, { quick }: SuiteOptio
       for (let i = 0; i < keys.length; i++) x ^= wasm.h32(keys[i], seedA) ^ wasm.h32(keys[i], seedB)
       return x
     }, time)
+    const viaCoreWasm = await medianOpsPerSecond(`core wasm ${set.name}`, keys.length, () => {
+      let x = 0
+      for (let i = 0; i < keys.length; i++) {
+        withWasm.hash(keys[i])
+        x ^= withWasm.pair[0] ^ withWasm.pair[1]
+      }
+      return x
+    }, time)
     const ns = (ops: number) => `${(1e9 / ops).toFixed(0)} ns`
     report.add({
       suite: 'hashing',
@@ -92,7 +102,7 @@ export async function runHashingBenchmarks(report: Report, { quick }: SuiteOptio
       subject: 'bloomkit KeyHasher (string)',
       batch: 1,
       opsPerSecond: median(samples.now),
-      notes: `${speedup.toFixed(2)}× before issue 25 (${ns(median(samples.old))}; rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}, ${rounds} paired); two xxhash-wasm h32: ${ns(viaWasm)}`,
+      notes: `${speedup.toFixed(2)}× before issue 25 (${ns(median(samples.old))}; rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}, ${rounds} paired); with core's wasm (${set.length === 0 || set.length >= WASM_MIN_STRING_LENGTH ? 'used from' : 'unused below'} ${WASM_MIN_STRING_LENGTH} chars): ${ns(viaCoreWasm)}; two xxhash-wasm h32: ${ns(viaWasm)}`,
     })
   }
   for (const [step, set] of sets.entries()) {
@@ -103,6 +113,14 @@ export async function runHashingBenchmarks(report: Report, { quick }: SuiteOptio
       for (let i = 0; i < bytes.length; i++) {
         hasher.hash(bytes[i])
         x ^= hasher.pair[0] ^ hasher.pair[1]
+      }
+      return x
+    }, time)
+    const coreWasmBytes = await medianOpsPerSecond(`core wasm bytes ${set.name}`, KEYS, () => {
+      let x = 0
+      for (let i = 0; i < bytes.length; i++) {
+        withWasm.hash(bytes[i])
+        x ^= withWasm.pair[0] ^ withWasm.pair[1]
       }
       return x
     }, time)
@@ -117,7 +135,7 @@ export async function runHashingBenchmarks(report: Report, { quick }: SuiteOptio
       subject: 'bloomkit KeyHasher (Uint8Array)',
       batch: 1,
       opsPerSecond: jsBytes,
-      notes: `two xxhash-wasm h32Raw: ${(1e9 / wasmBytes).toFixed(0)} ns`,
+      notes: `with core's wasm: ${(1e9 / coreWasmBytes).toFixed(0)} ns; two xxhash-wasm h32Raw: ${(1e9 / wasmBytes).toFixed(0)} ns`,
     })
   }
   const targeted = [...speedups].filter(([name]) => TARGET_LENGTHS.some((length) => name === `${length}-char key`))

@@ -31,7 +31,7 @@ interface Answer {
   present: number
   falsePositives: number
   added: number
-  /** Whether the runtime hashes long keys with xxhash-wasm. */
+  /** Whether the runtime hashes long keys with WebAssembly (core's xxhash32.wat). */
   wasm: boolean
 }
 const answers = new Map<string, Answer>()

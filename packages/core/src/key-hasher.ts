@@ -1,6 +1,6 @@
-import type { XXHashAPI } from 'xxhash-wasm'
 import { BloomError } from './errors.js'
 import { encodeUtf8, LITTLE_ENDIAN, xxh32PairAscii, xxh32PairBytes, xxh32PairWords } from './xxhash32.js'
+import { compileWasmXxh32, type WasmXxh32 } from './xxhash32-wasm.js'
 
 /** What a filter accepts as a key: a string (hashed as its UTF-8 bytes) or raw bytes. */
 export type BloomKey = string | Uint8Array
@@ -9,7 +9,7 @@ export type BloomKey = string | Uint8Array
 export const LANE_B_SEED_XOR = 0x9e3779b9
 
 /**
- * String keys at least this long (in UTF-16 units) go to xxhash-wasm when it is available: below
+ * String keys at least this long (in UTF-16 units) go to WebAssembly when it is available: below
  * it the pure-JS pass wins (no encoding, no boundary crossing), above it WebAssembly's speed per
  * byte wins. Measured by the benchmark's "hashing" suite (a tie at 64 chars, wasm 1.4× at 128).
  */
@@ -26,10 +26,10 @@ export const WASM_MIN_BYTE_LENGTH = 32
  */
 export const ENCODE_MIN_STRING_LENGTH = 32
 
-let wasm: Promise<XXHashAPI | undefined> | undefined
+let wasm: Promise<WasmXxh32 | undefined> | undefined
 
 /**
- * Whether this runtime may call xxhash-wasm from the hot path. Not in Node before 22 (V8 11):
+ * Whether this runtime may call WebAssembly from the hot path. Not in Node before 22 (V8 11):
  * TurboFan's inlining of JS→Wasm calls there crashed the process (SIGSEGV) in our test runs, and
  * the crash went away with `--no-turbo-inline-js-wasm-calls`. There the pure-JS pass, which gives
  * the same hashes, serves every key; likewise in Vercel's edge-runtime and Cloudflare Workers.
@@ -39,26 +39,21 @@ export function wasmHashingSafe(): boolean {
   // Vercel's edge-runtime runs code in a `vm` context of the host Node, without `process`: its V8
   // may be Node 20's, and the pure-JS pass was faster there anyway.
   if ((globalThis as { EdgeRuntime?: unknown }).EdgeRuntime !== undefined) return false
-  // Cloudflare Workers (workerd) refuse to compile WebAssembly at run time; a bundle built with
-  // xxhash-wasm's `workerd` export condition loads it as a module instead, but there its
-  // `TextEncoder.encodeInto` made long keys ~2.5× slower than the pure-JS pass (measured when issue
-  // 16 was filed), so the pure-JS pass serves every key there too.
+  // Cloudflare Workers (workerd) refuse to compile WebAssembly at run time, and there
+  // `TextEncoder.encodeInto`, which WebAssembly hashing needs, made long keys ~2.5× slower than the
+  // pure-JS pass (measured when issue 16 was filed), so the pure-JS pass serves every key there.
   if ((globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers') return false
   const v8 = (globalThis as { process?: { versions?: { v8?: string } } }).process?.versions?.v8
   return v8 === undefined || Number(v8.split('.')[0]) >= 12
 }
 
 /**
- * Compiles xxhash-wasm once per process. Resolves to undefined, so that every key takes the pure-JS
- * path (same hashes), where WebAssembly is missing or forbidden (a page CSP without
- * 'wasm-unsafe-eval', `node --jitless`) or not safe to call (see {@link wasmHashingSafe}).
+ * Compiles core's WebAssembly XXH32 (xxhash32.wat) once per process. Resolves to undefined, so
+ * that every key takes the pure-JS path (same hashes), where WebAssembly is missing or forbidden
+ * (a page CSP without 'wasm-unsafe-eval', `node --jitless`) or not safe to call (see {@link wasmHashingSafe}).
  */
-export function loadWasmHasher(): Promise<XXHashAPI | undefined> {
-  // Imported only here, so a runtime that never uses WebAssembly never loads xxhash-wasm, and a
-  // bundler that splits chunks keeps its ~2 KB (gzip) out of the main bundle.
-  wasm ??= wasmHashingSafe()
-    ? import('xxhash-wasm').then(({ default: xxhash }) => xxhash()).catch(() => undefined)
-    : Promise.resolve(undefined)
+export function loadWasmHasher(): Promise<WasmXxh32 | undefined> {
+  wasm ??= wasmHashingSafe() ? compileWasmXxh32().catch(() => undefined) : Promise.resolve(undefined)
   return wasm
 }
 
@@ -77,7 +72,7 @@ export function encodeIntoFast(): boolean {
  * Which pass serves a key depends only on its type and length (all give the same hashes): a string
  * shorter than {@link ENCODE_MIN_STRING_LENGTH} is read char code by char code (an ASCII key needs no
  * encoding; another is encoded inline, by {@link encodeUtf8}); a longer one goes through
- * TextEncoder.encodeInto and a word-at-a-time pass, or through xxhash-wasm from
+ * TextEncoder.encodeInto and a word-at-a-time pass, or through WebAssembly (xxhash32.wat) from
  * {@link WASM_MIN_STRING_LENGTH} where WebAssembly is on.
  */
 export class KeyHasher {
@@ -85,9 +80,9 @@ export class KeyHasher {
   readonly pair = new Int32Array(2)
   readonly seedA: number
   readonly seedB: number
-  /** Whether xxhash-wasm serves long keys; false where WebAssembly is unavailable. */
+  /** Whether WebAssembly serves long keys; false where it is unavailable. */
   readonly usesWasm: boolean
-  private readonly wasm: XXHashAPI | undefined
+  private readonly wasm: WasmXxh32 | undefined
   /**
    * Strings shorter than this take the char-code pass first. A small integer even where nothing else
    * serves long strings (2^30 − 1, longer than any string V8 makes), where Infinity would be a boxed
@@ -101,8 +96,8 @@ export class KeyHasher {
   private bytes = new Uint8Array(256)
   private words = new Int32Array(this.bytes.buffer)
 
-  /** Prefer {@link createKeyHasher}, which loads xxhash-wasm first. */
-  constructor(seed: number, wasmApi?: XXHashAPI) {
+  /** Prefer {@link createKeyHasher}, which loads the WebAssembly hash first. */
+  constructor(seed: number, wasmApi?: WasmXxh32) {
     this.seedA = seed >>> 0
     this.seedB = (seed ^ LANE_B_SEED_XOR) >>> 0
     this.wasm = wasmApi
@@ -132,8 +127,7 @@ export class KeyHasher {
     if (typeof key === 'string') {
       const length = key.length
       if (length >= WASM_MIN_STRING_LENGTH && this.wasm !== undefined) {
-        this.pair[0] = this.wasm.h32(key, this.seedA)
-        this.pair[1] = this.wasm.h32(key, this.seedB)
+        this.wasm.hashString(key, this.seedA, this.seedB, this.pair)
       } else if (length >= this.charPassMaxLength && this.encodeLong) {
         this.reserve(length * 3)
         this.hashScratch(this.encoder.encodeInto(key, this.bytes).written)
@@ -144,8 +138,7 @@ export class KeyHasher {
       }
     } else if (key instanceof Uint8Array) {
       if (key.length >= WASM_MIN_BYTE_LENGTH && this.wasm !== undefined) {
-        this.pair[0] = this.wasm.h32Raw(key, this.seedA)
-        this.pair[1] = this.wasm.h32Raw(key, this.seedB)
+        this.wasm.hashBytes(key, this.seedA, this.seedB, this.pair)
       } else {
         xxh32PairBytes(key, key.length, this.seedA, this.seedB, this.pair)
       }
@@ -179,7 +172,7 @@ function describeKey(key: unknown): string {
   return Object.prototype.toString.call(key)
 }
 
-/** A {@link KeyHasher} with xxhash-wasm loaded where the runtime allows it. */
+/** A {@link KeyHasher} with the WebAssembly hash loaded where the runtime allows it. */
 export async function createKeyHasher(seed: number): Promise<KeyHasher> {
   return new KeyHasher(seed, await loadWasmHasher())
 }

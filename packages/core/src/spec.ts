@@ -9,3 +9,4 @@
 export { ENCODE_MIN_STRING_LENGTH, LANE_B_SEED_XOR, loadWasmHasher, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH, wasmHashingSafe } from './key-hasher.js'
 export { BLOCK_BITS, blockIndex, blockStart, fillBlockedPositions, fillPositions, fillRemixedPositions, fmix32, positionsOf, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
 export { encodeUtf8, xxh32PairAscii, xxh32PairBytes, xxh32PairWords } from './xxhash32.js'
+export { compileWasmXxh32, type WasmXxh32 } from './xxhash32-wasm.js'

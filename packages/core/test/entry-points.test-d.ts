@@ -155,6 +155,7 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
 
 test("'@bloomkit/core/spec' holds the hashing and position primitives of docs/SPEC.md", () => {
   expectTypeOf<keyof typeof Spec>().toEqualTypeOf<
+    | 'compileWasmXxh32'
     | 'LANE_B_SEED_XOR'
     | 'loadWasmHasher'
     | 'WASM_MIN_BYTE_LENGTH'

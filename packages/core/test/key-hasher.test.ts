@@ -83,8 +83,8 @@ describe('KeyHasher', () => {
     }
   })
 
-  // KeyHasher's own xxhash-wasm branch runs where wasmHashingSafe() (Chromium: memory-browser tests).
-  test('xxhash-wasm is used from the hot path only where the runtime can call it safely', async () => {
+  // KeyHasher's own WebAssembly branch runs where wasmHashingSafe() (Chromium: memory-browser tests; xxhash32-wasm.test.ts calls it directly).
+  test('WebAssembly is used from the hot path only where the runtime can call it safely', async () => {
     const hasher = await loadWasmHasher()
     const major = Number(process.versions.node.split('.')[0])
     expect(wasmHashingSafe()).toBe(major >= 22)

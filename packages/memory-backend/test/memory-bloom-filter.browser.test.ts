@@ -5,7 +5,7 @@ import { fingerprint, fromHex, memberKeys, probeKeys, violations } from './suppo
 const node = inject('nodeFingerprint')
 
 describe('MemoryBloomFilter in Chromium', () => {
-  test('runs in a real browser, with xxhash-wasm loaded', async () => {
+  test('runs in a real browser, with core’s WebAssembly hash loaded', async () => {
     // Guards against the project silently running in Node (where the comparison would be vacuous).
     expect(navigator.userAgent).toMatch(/Chrome\//)
     expect((globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node).toBeUndefined()
@@ -13,7 +13,7 @@ describe('MemoryBloomFilter in Chromium', () => {
   })
 
   test('answers exactly as in Node: hashes, add/has answers, estimate and snapshot bytes', async () => {
-    // Here long keys go through xxhash-wasm; in Node 20 through the pure-JS pass (see core's
+    // Here long keys go through core's WebAssembly XXH32; in Node 20 through the pure-JS pass (see core's
     // wasmHashingSafe), so this also holds the two paths to the same answers.
     const { usesWasm, ...browser } = await fingerprint()
     const { usesWasm: nodeUsesWasm, ...inNode } = node

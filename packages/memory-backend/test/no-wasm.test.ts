@@ -14,9 +14,9 @@ import { fingerprint, violations, type Fingerprint } from './support/fingerprint
 
 // Where WebAssembly is unavailable, core's loadWasmHasher() resolves to undefined and every key,
 // long ones included, takes the pure-JS XXH32. These tests run the same bundle of the memory
-// backend there and compare with this process. On Node 22+ long keys here go through xxhash-wasm;
+// backend there and compare with this process. On Node 22+ long keys here go through core's WebAssembly XXH32;
 // on Node 20 core keeps WebAssembly off the hot path (see wasmHashingSafe), and the Chromium
-// control page below is where xxhash-wasm answers are compared with this process's.
+// control page below is where WebAssembly answers are compared with this process's.
 
 const run = promisify(execFile)
 
@@ -37,7 +37,7 @@ afterAll(async () => {
 /** The fingerprint minus where it ran: what must not depend on WebAssembly. */
 const answers = ({ filters }: Fingerprint) => filters
 
-test('this process hashes long keys with xxhash-wasm where the runtime allows it', () => {
+test('this process hashes long keys with WebAssembly where the runtime allows it', () => {
   expect(host.usesWasm).toBe(wasmHashingSafe())
   expect(violations(host)).toEqual([])
 })
@@ -47,7 +47,7 @@ test('the memory backend + core bundle is self-contained and uses no Node built-
   // Vite replaces a Node built-in in a browser build by a stand-in module with this id.
   expect(bundle.moduleIds.filter((id) => /browser-external|^node:/.test(id))).toEqual([])
   expect(bundle.moduleIds.some((id) => id.endsWith('memory-bit-store.ts'))).toBe(true)
-  expect(bundle.moduleIds.some((id) => id.includes('xxhash-wasm'))).toBe(true)
+  expect(bundle.moduleIds.some((id) => id.endsWith('xxhash32-wasm.ts'))).toBe(true)
 })
 
 test('node --jitless (no WebAssembly): pure-JS hashing, answers and snapshot identical', async () => {
@@ -111,14 +111,14 @@ window.report({ wasmError, fingerprint: await fingerprint() })`
     }
   }
 
-  test('the filter falls back to pure JS and answers exactly as Node with xxhash-wasm', async () => {
+  test('the filter falls back to pure JS and answers exactly as Node with WebAssembly', async () => {
     const { wasmError, fingerprint } = await visit('strict')
     expect(wasmError).toMatch(/CompileError.*unsafe-eval/)
     expect(fingerprint.usesWasm).toBe(false)
     expect(answers(fingerprint)).toEqual(answers(host))
   }, 30_000)
 
-  test('control: with wasm-unsafe-eval the same page uses xxhash-wasm, with the same answers', async () => {
+  test('control: with wasm-unsafe-eval the same page uses WebAssembly, with the same answers', async () => {
     const { wasmError, fingerprint } = await visit('wasm')
     expect(wasmError).toBeNull()
     expect(fingerprint.usesWasm).toBe(true)

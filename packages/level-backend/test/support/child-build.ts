@@ -23,8 +23,8 @@ function transpileTree(from: string, to: string, rewrite: (code: string) => stri
 
 /**
  * The package and core, transpiled from their sources (not the possibly stale dist/) into a temp
- * folder that a plain `node` child process can import: `<root>/level/index.js`. `level` and
- * `xxhash-wasm` are linked from the workspace. Call `remove()` when done.
+ * folder that a plain `node` child process can import: `<root>/level/index.js`. `level` is
+ * linked from the workspace. Call `remove()` when done.
  */
 export function buildForChild(): { root: string; entry: string; remove: () => void } {
   const root = mkdtempSync(join(tmpdir(), 'bloomkit-child-'))
@@ -32,7 +32,6 @@ export function buildForChild(): { root: string; entry: string; remove: () => vo
   const coreOut = join(modules, '@bloomkit', 'core')
   transpileTree(join(coreRoot, 'src'), coreOut, (code) => code)
   writeFileSync(join(coreOut, 'package.json'), JSON.stringify({ name: '@bloomkit/core', type: 'module', exports: { '.': './index.js', './store': './store.js', './spec': './spec.js' } }))
-  symlinkSync(join(coreRoot, 'node_modules', 'xxhash-wasm'), join(modules, 'xxhash-wasm'), 'dir')
   symlinkSync(join(packageRoot, 'node_modules', 'level'), join(modules, 'level'), 'dir')
   transpileTree(join(packageRoot, 'src'), join(root, 'level'), (code) => code)
   writeFileSync(join(root, 'package.json'), JSON.stringify({ type: 'module' }))

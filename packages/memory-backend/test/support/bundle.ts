@@ -1,5 +1,5 @@
 /**
- * Bundles test/fingerprint.ts (and so the memory backend, core and xxhash-wasm, from their sources)
+ * Bundles test/fingerprint.ts (and so the memory backend and core, from their sources)
  * into one ES module for a plain page or a bare `node` process, with the Vite that vitest already
  * depends on (no extra dependency). Built for the browser platform, so a Node built-in anywhere in
  * the graph shows up as an externalized module rather than being bundled.
@@ -48,7 +48,7 @@ export async function bundleFingerprint(): Promise<Bundle> {
       minify: false,
       target: 'es2022',
       lib: { entry: fileURLToPath(new URL('./fingerprint.ts', import.meta.url)), formats: ['es'], fileName: 'fingerprint' },
-      // Core imports xxhash-wasm lazily; one self-contained module is what the pages below load.
+      // One self-contained module is what the pages below load.
       rollupOptions: { output: { inlineDynamicImports: true } },
     },
   })

@@ -42,7 +42,7 @@ export interface FilterFingerprint {
 
 /** What one runtime did. */
 export interface Fingerprint {
-  /** Whether xxhash-wasm served the long keys here (false where WebAssembly is unavailable). */
+  /** Whether WebAssembly served the long keys here (false where WebAssembly is unavailable). */
   usesWasm: boolean
   filters: FilterFingerprint[]
 }
@@ -70,7 +70,7 @@ function bytesKey(length: number, seed: number): Uint8Array {
   return Uint8Array.from({ length }, () => next() & 0xff)
 }
 
-/** Lengths either side of the pure-JS / xxhash-wasm split, and far above it. */
+/** Lengths either side of the pure-JS / WebAssembly split, and far above it. */
 const LONG_LENGTHS = [WASM_MIN_STRING_LENGTH - 1, WASM_MIN_STRING_LENGTH, WASM_MIN_STRING_LENGTH + 1, 200, 1_000, 4_096]
 
 /** Keys that are added: ASCII, unicode (astral, lone surrogates), empty, long, binary (incl. offset views). */
@@ -78,7 +78,7 @@ export function memberKeys(): BloomKey[] {
   const keys: BloomKey[] = []
   for (let i = 0; i < 300; i++) keys.push(`user:${i}`)
   keys.push('', 'é', 'café', 'naïve', '日本語', 'Ελληνικά', '😀', 'a😀b', '\u{10FFFF}', '\u0000', 'tab\tnew\nline')
-  // Lone surrogates are encoded as U+FFFD by both paths (TextEncoder and xxhash-wasm).
+  // Lone surrogates are encoded as U+FFFD by every path (core's encodeUtf8, TextEncoder before WebAssembly).
   keys.push('\ud800', '\udfff', 'x\ud83d', '\ude00y', '\ud83d\ud83d', '\ufffd')
   for (const length of LONG_LENGTHS) keys.push(asciiKey(length, length))
   // Non-ASCII keys whose UTF-16 length sits either side of the split, and long ones.
