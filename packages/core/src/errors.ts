@@ -25,6 +25,8 @@ export type BloomErrorCode =
   | 'BLOOM_NOT_FOUND'
   /** The store is held by another process. */
   | 'BLOOM_LOCKED'
+  /** A writer's clock is so far behind a shared rotating filter's newest window that what it adds would be invisible. */
+  | 'BLOOM_CLOCK_SKEW'
 
 /** The one error class bloomkit throws for anything but plain programming mistakes. */
 export class BloomError extends Error {

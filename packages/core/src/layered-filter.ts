@@ -16,7 +16,7 @@ import {
   type LayerInfo,
   type LayerPolicy,
 } from './layer-policy.js'
-import { probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
+import { checkClock, probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
 
 /** What core needs besides the port: the clock of a rotating filter, and per-backend limits. */
 export interface LayeredFilterOptions {
@@ -294,6 +294,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   /** The layer new keys go into now: the newest (of the current window), after adding one when it is full. */
   private *writable(): Steps<StoredLayer<Sync>> {
     for (;;) {
+      if (this.rotating) checkClock(this.policy, this.window, this.storage.layers)
       const window = this.rotating ? this.window : 0
       const layers = this.storage.layers
       const newest = layers.length === 0 ? undefined : layers[layers.length - 1]

@@ -1,4 +1,6 @@
+import { BloomError } from './errors.js'
 import { layerBatch } from './layered-batch.js'
+import type { LayerPolicy } from './layer-policy.js'
 import type { StoredLayer } from './layer-storage.js'
 import { PositionBatch } from './position-batch.js'
 import { positionsOf, shardOf } from './positions.js'
@@ -62,4 +64,23 @@ export function probeOf(layer: StoredLayer): Probe {
     return out[0] === 1
   }
   return { has: (a, b) => one(a, b, false), add: (a, b) => one(a, b, true) }
+}
+
+/**
+ * Refuses a write from `window` when it is `keep` or more windows behind the newest listed
+ * layer's (another process's, on a shared store): readers on time no longer check that window, so
+ * the keys would be invisible, a silent loss. A lag of fewer windows writes into its own window,
+ * which readers still check.
+ * @throws BloomError `BLOOM_CLOCK_SKEW`.
+ */
+export function checkClock(policy: LayerPolicy, window: number, layers: readonly StoredLayer[]): void {
+  let newest = window
+  for (const layer of layers) if (layer.entry.window > newest) newest = layer.entry.window
+  const oldest = newest - policy.keep + 1
+  if (window >= oldest) return
+  throw new BloomError(
+    'BLOOM_CLOCK_SKEW',
+    `add: this process's clock is in window ${window}, but the filter's newest layer is of window ${newest} and readers keep only windows ${oldest} to ${newest} ` +
+      `(windows of ${policy.seconds} s): keys added now would be invisible to them. Fix this process's clock`,
+  )
 }

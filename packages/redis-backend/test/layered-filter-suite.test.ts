@@ -18,5 +18,6 @@ for (const [topology, client] of [['standalone', standalone], ['Cluster', cluste
     timeout: 30_000,
     factory: (options) => LayeredRedisFilter.create(client, uniqueName('layered-suite'), options),
     importer: (snapshot, options) => LayeredRedisFilter.import(client, uniqueName('layered-suite-import'), snapshot, options),
+    sharer: (filter, options) => LayeredRedisFilter.open(client, (filter as LayeredRedisFilter).name, options),
   })
 }

@@ -15,6 +15,12 @@ export interface LayeredFilterSuiteOptions {
   readonly factory: (options: LayeredOptions) => LayeredFilter | Promise<LayeredFilter>
   /** The backend's import of a layered snapshot into a new, isolated filter (the suite closes it). */
   readonly importer: (snapshot: Uint8Array, options: { clock?: () => number }) => LayeredFilter | Promise<LayeredFilter>
+  /**
+   * Optional, for stores shared by processes (Redis): another instance over the same stored filter
+   * as `filter`, with its own clock, as a second process would open it. Without it, the tests of
+   * writers sharing a list are skipped (a store with one owner never sees another's layers).
+   */
+  readonly sharer?: (filter: LayeredFilter, options: { clock?: () => number }) => LayeredFilter | Promise<LayeredFilter>
   /** Per-test timeout in ms, for filters behind a network. */
   readonly timeout?: number
   /** Prefix of the test names. Default: 'LayeredFilter'. */
@@ -37,9 +43,16 @@ const codeOf = (error: unknown): string | undefined => (error instanceof BloomEr
  * layeredFilterSuite({ test, factory: (options) => LayeredMemoryFilter.create(options), importer: (s, o) => LayeredMemoryFilter.import(s, o) })
  */
 export function layeredFilterSuite(options: LayeredFilterSuiteOptions): void {
-  const { test, factory, importer, timeout, name = 'LayeredFilter' } = options
+  const { test, factory, importer, sharer, timeout, name = 'LayeredFilter' } = options
 
-  const withFilters = (title: string, body: (make: (o: LayeredOptions) => Promise<LayeredFilter>, load: (s: Uint8Array, clock?: () => number) => Promise<LayeredFilter>) => Promise<void>) => {
+  const withFilters = (
+    title: string,
+    body: (
+      make: (o: LayeredOptions) => Promise<LayeredFilter>,
+      load: (s: Uint8Array, clock?: () => number) => Promise<LayeredFilter>,
+      share: (filter: LayeredFilter, clock: () => number) => Promise<LayeredFilter>,
+    ) => Promise<void>,
+  ) => {
     test(
       `${name}: ${title}`,
       async () => {
@@ -52,6 +65,7 @@ export function layeredFilterSuite(options: LayeredFilterSuiteOptions): void {
           await body(
             async (o) => keep(await factory(o)),
             async (s, clock) => keep(await importer(s, { clock })),
+            async (filter, clock) => keep(await sharer!(filter, { clock })),
           )
         } finally {
           for (const filter of filters) await filter.close()
@@ -136,6 +150,33 @@ export function layeredFilterSuite(options: LayeredFilterSuiteOptions): void {
     now += 4 * 60_000
     check(await filter.has('behind'), 'a key added while the clock stepped back is found once it is on time again')
   })
+
+  if (sharer !== undefined) {
+    withFilters('a writer whose clock lags keep windows behind a shared filter’s newest layer gets BLOOM_CLOCK_SKEW and writes nothing; one keep − 1 behind adds visibly', async (make, _, share) => {
+      const minute = 60_000
+      let onTime = 3_000 * minute
+      let behind = onTime
+      const filter = await make({ capacity: 50, errorRate: 0.0001, seed: 13, window: { seconds: 60, keep: 2 }, clock: () => onTime } as RotatingOptions)
+      await filter.add('w3000')
+      const late = await share(filter, () => behind)
+      // The on-time writer moves 2 windows on (3002: readers keep 3001 and 3002); the late one's clock stays at 3000.
+      onTime += 2 * minute
+      await filter.add('w3002')
+      const listed = (await filter.layers()).map((layer) => layer.window)
+      const refused = await caught(() => late.add('lost'), 'add from 2 windows behind')
+      check(codeOf(refused) === 'BLOOM_CLOCK_SKEW', `an add from window 3000 is BLOOM_CLOCK_SKEW; got ${String(refused)}`)
+      const message = (refused as Error).message
+      check(message.includes('3000') && message.includes('3001'), `the message names the writer's window and the oldest kept; got ${message}`)
+      check(codeOf(await caught(() => late.addMany(['lost-1', 'lost-2']), 'addMany from 2 windows behind')) === 'BLOOM_CLOCK_SKEW', 'addMany is refused the same way')
+      check(JSON.stringify((await filter.layers()).map((layer) => layer.window)) === JSON.stringify(listed), 'nothing was listed by the refused adds')
+      check(!(await filter.has('lost')), 'the refused key was not written')
+      // One window behind (3001 of keep 2): still checked by readers on time, so the add is allowed and seen.
+      behind += minute
+      check((await late.add('late-by-one')) === true, 'an add from one window behind is new')
+      check(await filter.has('late-by-one'), 'and an on-time reader finds it')
+      check((await late.has('w3002')) && (await filter.has('w3002')), 'reads are never refused: the late reader finds the newest window’s key')
+    })
+  }
 
   withFilters('a rotating filter’s busy window grows layers when it has growth', async (make) => {
     const now = 2_000 * 60_000
