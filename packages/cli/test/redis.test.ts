@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { earlierSizeFilter } from '@bloomkit/core/store'
+import { RedisBloomFilter, sizeRedisFilter } from '@bloomkit/redis-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
@@ -132,6 +133,21 @@ describe('bloomkit build into Redis', () => {
     expect((await redis.keys(`${name}:*`)).sort()).toEqual(copy.keys.sort())
     await copy.destroy()
     await Promise.all([old.close(), filter.close()])
+  })
+
+  test('--replace with the sizing flags an earlier release sized the filter by keeps its size (a nightly rebuild with unchanged flags)', async () => {
+    const name = fresh()
+    const flags = { capacity: 20_000, errorRate: 0.01 }
+    const earlier = { ...sizeRedisFilter(flags, 0, earlierSizeFilter), seed: 77 }
+    expect(earlier.bits).not.toBe(sizeRedisFilter(flags).bits)
+    await (await RedisBloomFilter.fromParameters(redis, name, earlier)).close()
+    const result = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace', '--allow-shrink', '--capacity', '20000', '--error-rate', '0.01'])
+    expect(result.stderr).toMatch(/^built /)
+    expect(result.code).toBe(0)
+    const filter = await RedisBloomFilter.open(redis, name)
+    expect(filter.parameters).toEqual(earlier)
+    expect(await filter.hasMany(['other:1', 'other:2'])).toEqual([true, true])
+    await filter.destroy()
   })
 
   test('bad input for a new name leaves no key in Redis', async () => {

@@ -1,5 +1,5 @@
 import { sameParameters, type FilterParameters } from './parameters.js'
-import { sizeFilter, type SizingOptions } from './sizing.js'
+import { earlierSizeFilter, sizeFilter, type SizingOptions } from './sizing.js'
 
 /**
  * A secret 32-bit seed from the platform's cryptographic generator (`crypto.getRandomValues`:
@@ -17,26 +17,49 @@ export function randomSeed(): number {
   return word[0]
 }
 
+/** What {@link newFilterParameters} gives a backend's `create`. */
+export interface NewFilter {
+  /** The new filter's parameters. */
+  readonly parameters: FilterParameters
+  /** Whether the caller chose the seed. */
+  readonly seeded: boolean
+  /**
+   * Parameters an earlier release's sizing gave the same options, when they differ from
+   * `parameters` (seed as in `parameters`): a stored filter of these is adopted too (see {@link adoptsStored}).
+   */
+  readonly earlier: readonly FilterParameters[]
+}
+
 /**
  * The parameters of a new filter: {@link sizeFilter}'s, with a {@link randomSeed} when `options`
  * give no `seed`. `seeded` says whether the caller chose the seed; a backend's `create` passes it
- * to {@link adoptsStored} when a filter already exists under the same name or folder.
+ * and `earlier` to {@link adoptsStored} when a filter already exists under the same name or folder.
  */
-export function newFilterParameters(options: SizingOptions): { readonly parameters: FilterParameters; readonly seeded: boolean } {
-  const sized = sizeFilter(options)
+export function newFilterParameters(options: SizingOptions, size: (options: SizingOptions) => FilterParameters = sizeFilter, sizeEarlier: (options: SizingOptions) => FilterParameters = earlierSizeFilter): NewFilter {
+  const sized = size(options)
   const seeded = options?.seed !== undefined
-  return { parameters: seeded ? sized : { ...sized, seed: randomSeed() }, seeded }
+  const parameters = seeded ? sized : { ...sized, seed: randomSeed() }
+  return { parameters, seeded, earlier: earlierSizes(parameters, sizeEarlier(options)) }
+}
+
+/** `[previous]` with `parameters`' seed, or none when it is the same as `parameters`. */
+export function earlierSizes(parameters: FilterParameters, previous: FilterParameters): readonly FilterParameters[] {
+  const earlier = { ...previous, seed: parameters.seed }
+  return sameParameters(earlier, parameters) ? [] : [earlier]
 }
 
 /**
  * Whether `create` may open the filter already stored with `stored` parameters instead of the new
  * one it asked for: the same parameters, or, when the caller gave no seed, the same parameters but
  * the seed, which the stored filter then keeps. So racing creators without a seed end with one
- * filter and one seed; a caller who named a seed gets only a filter with that seed.
+ * filter and one seed; a caller who named a seed gets only a filter with that seed. A filter of
+ * the sizes an earlier release gave the same options (`earlier`) is adopted alike, with its own size.
  */
-export function adoptsStored(wanted: FilterParameters, stored: FilterParameters, seeded: boolean): boolean {
-  // A classic filter of an earlier release (scheme 1) is adopted as it is: it keeps its scheme and
-  // answers as before, rather than refusing a create that names it with the same sizes.
-  const scheme = stored.layout === wanted.layout ? wanted.scheme : stored.scheme
-  return sameParameters(wanted, { ...stored, seed: seeded ? stored.seed : wanted.seed, scheme })
+export function adoptsStored(wanted: FilterParameters, stored: FilterParameters, seeded: boolean, earlier: readonly FilterParameters[] = []): boolean {
+  return [wanted, ...earlier].some((candidate) => {
+    // A classic filter of an earlier release (scheme 1) is adopted as it is: it keeps its scheme and
+    // answers as before, rather than refusing a create that names it with the same sizes.
+    const scheme = stored.layout === candidate.layout ? candidate.scheme : stored.scheme
+    return sameParameters(candidate, { ...stored, seed: seeded ? stored.seed : candidate.seed, scheme })
+  })
 }

@@ -99,9 +99,11 @@ export interface ErrorRateOptions extends Dimensions {
 /**
  * The expected false-positive rate of a filter holding `items` keys.
  *
- * Uses the finite-m form 1 − (1 − 1/m)^(k·n) for the fill rather than the asymptotic e^(−kn/m),
- * and averages over the binomial spread of keys across shards (classic) or blocks (blocked): a
- * shard or block that draws more keys than average costs more than a lighter one saves.
+ * Counts what the textbook (1 − (1 − 1/m)^(kn))^k leaves out: the set bits of a small shard or
+ * block vary from filter to filter, and the rate, their k-th power, is convex in them (see
+ * {@link probeRate}); and it averages over the binomial spread of keys across shards (classic) or
+ * blocks (blocked): a shard or block that draws more keys than average costs more than a lighter
+ * one saves. Assumes positions that behave as independent draws, as hash schemes 2 and 3 give.
  */
 export function estimateErrorRate(options: ErrorRateOptions): number {
   const bits = checkInteger('bits', options?.bits, 1, MAX_BITS)
@@ -109,18 +111,30 @@ export function estimateErrorRate(options: ErrorRateOptions): number {
   const items = checkInteger('items', options?.items, 0, Number.MAX_SAFE_INTEGER)
   const shards = checkInteger('shards', options?.shards ?? 1, 1, bits)
   const layout = options.layout ?? 'classic'
-  if (layout === 'blocked') {
-    if (bits % BLOCK_BITS !== 0) throw invalidParameter('bits', `a multiple of ${BLOCK_BITS} for the blocked layout`, bits)
-    // A key's block is uniform over all blocks of all shards, so shards do not matter here.
-    const perBlock = (load: number) => Math.pow(-Math.expm1(hashes * load * Math.log1p(-1 / BLOCK_BITS)), hashes)
-    if (items === 0) return 0
-    return expectOverBinomial(items, BLOCK_BITS / bits, perBlock)
-  }
-  if (layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
-  const shardBits = bits / shards
-  const rateAt = (load: number) => Math.pow(-Math.expm1(hashes * load * Math.log1p(-1 / shardBits)), hashes)
-  if (shards === 1 || items === 0) return rateAt(items)
-  return expectOverBinomial(items, 1 / shards, rateAt)
+  if (layout === 'blocked' && bits % BLOCK_BITS !== 0) throw invalidParameter('bits', `a multiple of ${BLOCK_BITS} for the blocked layout`, bits)
+  if (layout !== 'blocked' && layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
+  return expectedRate(bits, hashes, items, shards, layout, probeRate)
+}
+
+/** The rate of one shard or block of `bits` bits holding `keys` keys of `hashes` probes each. */
+type OccupancyRate = (bits: number, hashes: number, keys: number) => number
+
+/** {@link estimateErrorRate} on checked arguments, with `rateIn` as the rate of one shard or block. */
+function expectedRate(bits: number, hashes: number, items: number, shards: number, layout: BitLayout, rateIn: OccupancyRate): number {
+  if (items === 0) return 0
+  // A key's block is uniform over all blocks of all shards, so shards do not matter for blocked.
+  if (layout === 'blocked') return expectOverBinomial(items, BLOCK_BITS / bits, (load) => rateIn(BLOCK_BITS, hashes, load))
+  const rateAt = (load: number) => rateIn(bits / shards, hashes, load)
+  return shards === 1 ? rateAt(items) : expectOverBinomial(items, 1 / shards, rateAt)
+}
+
+/**
+ * The textbook rate (1 − (1 − 1/m)^(k·n))^k: the fill's expected value to the power k. Below the
+ * true rate on small shards and in blocks ({@link probeRate}); earlier releases sized with it, and
+ * {@link earlierSizeFilter} still does, so that `create` recognises their filters.
+ */
+function textbookRate(bits: number, hashes: number, keys: number): number {
+  return Math.pow(-Math.expm1(hashes * keys * Math.log1p(-1 / bits)), hashes)
 }
 
 /**
@@ -163,6 +177,69 @@ function expectOverBinomial(n: number, p: number, f: (x: number) => number): num
   return total / weights
 }
 
+/** Bit counts up to which {@link probeRate} computes the distribution of set bits exactly. */
+const EXACT_MAX_BITS = 4096
+
+/** Exact rates per (bits, hashes): rates[n] for n keys, and the set-bit distribution after the last (zero outside [low, high]). */
+const exactTables = new Map<string, { rates: number[]; dist: Float64Array; low: number; high: number }>()
+
+/** Tables kept at most (32 KiB each at most): a sizing search reuses a few; a process that sizes many filters does not grow. */
+const EXACT_TABLES_KEPT = 64
+
+/**
+ * P(an absent key reads present) in `bits` bits holding `keys` keys of `hashes` independent uniform
+ * probes each: E[(X / m)^k], X the set bits after k·n probes. The textbook (E[X] / m)^k is below it
+ * (Jensen), by a factor of about 1 + k(k − 1)/2 · Var(X)/E[X]², which matters on small shards and
+ * in 512-bit blocks: 48 bits, k = 30, one key: 1.3e-9 where the textbook says 1.3e-10.
+ * Up to {@link EXACT_MAX_BITS} bits the distribution of X is computed exactly (one probe at a time,
+ * kept per size so a sizing search reuses it); above, the second-order correction is used, which is
+ * within a small fraction of a per cent there.
+ */
+export function probeRate(bits: number, hashes: number, keys: number): number {
+  if (keys <= 0) return 0
+  // Exact where it matters and is cheap: beyond 16 probes a bit the filter is saturated anyway.
+  if (bits <= EXACT_MAX_BITS && Number.isInteger(keys) && hashes * keys <= 16 * bits) return exactProbeRate(bits, hashes, keys)
+  const throws = hashes * keys
+  const empty = Math.exp(throws * Math.log1p(-1 / bits)) // P(a given bit is unset)
+  const q = -Math.expm1(throws * Math.log1p(-1 / bits)) // E[X] / m
+  // Var(X) = m·p1(1 − p1) + m(m − 1)(p2 − p1²), with p2 − p1² written so that it does not cancel.
+  const both = empty * empty * Math.expm1(throws * (Math.log1p(-2 / bits) - 2 * Math.log1p(-1 / bits)))
+  const variance = Math.max(0, bits * empty * (1 - empty) + bits * (bits - 1) * both)
+  const relative = variance / (bits * q) ** 2
+  return Math.pow(q, hashes) * (1 + ((hashes * (hashes - 1)) / 2) * relative)
+}
+
+function exactProbeRate(bits: number, hashes: number, keys: number): number {
+  const id = `${bits}:${hashes}`
+  let table = exactTables.get(id)
+  if (table === undefined) {
+    if (exactTables.size >= EXACT_TABLES_KEPT) exactTables.clear()
+    const dist = new Float64Array(bits + 1)
+    dist[0] = 1
+    table = { rates: [0], dist, low: 0, high: 0 }
+    exactTables.set(id, table)
+  }
+  const { rates, dist } = table
+  let { low, high } = table
+  while (rates.length <= keys) {
+    // k more probes: X grows by one with probability (m − X) / m. X stays within a few standard
+    // deviations of its mean, so only [low, high] is carried; what falls below 1e-40 is dropped.
+    for (let probe = 0; probe < hashes; probe++) {
+      if (high < bits) high++
+      for (let x = high; x > low; x--) dist[x] = dist[x] * (x / bits) + dist[x - 1] * ((bits - x + 1) / bits)
+      dist[low] *= low / bits
+      while (low < high && dist[low] < 1e-40) dist[low++] = 0
+      while (high > low && dist[high] < 1e-40) dist[high--] = 0
+    }
+    let rate = 0
+    for (let x = low; x <= high; x++) rate += dist[x] * Math.pow(x / bits, hashes)
+    rates.push(rate)
+  }
+  table.low = low
+  table.high = high
+  return rates[keys]
+}
+
 /** Options that size a new filter. */
 export interface SizingOptions {
   /** The number of distinct keys the filter is sized for; a positive safe integer. */
@@ -199,13 +276,34 @@ export interface SizingOptions {
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
  */
 export function sizeFilter(options: SizingOptions): FilterParameters {
+  return sizeWith(options, probeRate, true)
+}
+
+/**
+ * The parameters earlier releases' `sizeFilter` gave the same options: the textbook rate
+ * ({@link textbookRate}) as the model, Guava's rate as the only target, a one-shard classic filter
+ * at Guava's bits. A backend's `create` adopts a stored filter of these sizes, so that a service
+ * calling `create` at every boot keeps opening the filter an earlier release made.
+ * @throws as {@link sizeFilter}.
+ */
+export function earlierSizeFilter(options: SizingOptions): FilterParameters {
+  return sizeWith(options, textbookRate, false)
+}
+
+/**
+ * {@link sizeFilter} with `rateIn` as the rate of one shard or block; `honest` caps the target at
+ * the rate asked for and sizes one-shard classic filters by it too (false: as earlier releases).
+ */
+function sizeWith(options: SizingOptions, rateIn: OccupancyRate, honest: boolean): FilterParameters {
   if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
   const { bits, hashes } = optimalParameters(options)
   const seed = checkInteger('seed', options.seed ?? 0, 0, 0xffffffff)
   const requestedShards = options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS)
   const items = options.capacity
-  const target = estimateErrorRate({ bits, hashes, items })
-  const blocked = options.layout === 'classic' ? 0 : blockedBits(bits, hashes, items, target)
+  const rate = (size: number, shards: number, layout: BitLayout) => expectedRate(size, hashes, items, shards, layout, rateIn)
+  const guava = rate(bits, 1, 'classic')
+  const target = honest ? Math.min(guava, options.errorRate) : guava
+  const blocked = options.layout === 'classic' ? 0 : blockedBits(bits, target, rate)
   const layout = options.layout === undefined ? (blocked <= bits * (1 + BLOCKED_MAX_OVERHEAD) ? 'blocked' : 'classic') : checkLayout(options.layout)
   const sized = layout === 'blocked' ? blocked : bits
   let shards = requestedShards ?? Math.ceil(sized / MAX_SHARD_BITS)
@@ -214,7 +312,10 @@ export function sizeFilter(options: SizingOptions): FilterParameters {
       const most = Math.floor((items * MAX_SHARDS * MAX_SHARD_BITS) / sized)
       throw invalidParameter('capacity', `at most about ${most} at errorRate ${options.errorRate} (${MAX_SHARDS} shards of 2^32 bits)`, items)
     }
-    const shardBits = layout === 'blocked' ? roundUp(Math.ceil(sized / shards), BLOCK_BITS) : classicShardBits(bits, hashes, items, shards, target)
+    const shardBits =
+      layout === 'blocked'
+        ? roundUp(Math.ceil(sized / shards), BLOCK_BITS)
+        : classicShardBits(bits, hashes, shards, target, rate, honest || shards > 1)
     if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed, layout, scheme: HASH_SCHEMES[layout] }
     if (requestedShards !== undefined) {
       throw invalidParameter('shards', `enough to keep each shard at most 2^32 bits (at least ${shards + 1} here)`, shards)
@@ -233,14 +334,15 @@ function roundUp(bits: number, multiple: number): number {
   return Math.ceil(bits / multiple) * multiple
 }
 
-/** Bits per shard of a classic filter over `shards`, grown until the error rate meets `target`. */
-function classicShardBits(bits: number, hashes: number, items: number, shards: number, target: number): number {
+/**
+ * Bits per shard of a classic filter over `shards`: Guava's bits split and rounded up to bytes, then
+ * (when `grow`) grown until the expected error rate meets `target`.
+ */
+function classicShardBits(bits: number, hashes: number, shards: number, target: number, rate: (size: number, shards: number, layout: BitLayout) => number, grow: boolean): number {
   let shardBits = Math.max(roundUp(Math.ceil(bits / shards), 8), roundUp(hashes, 8))
-  if (shards === 1) return shardBits
-  // Grow by 0.1 % steps: the first size on target is within 0.1 % of the smallest one.
-  while (estimateErrorRate({ bits: shardBits * shards, hashes, items, shards }) > target) {
-    shardBits = roundUp(shardBits * 1.001, 8)
-  }
+  if (!grow) return shardBits
+  // Grow by 0.1 % steps (a byte at least): the first size on target is within 0.1 % of the smallest one.
+  while (rate(shardBits * shards, shards, 'classic') > target) shardBits = roundUp(shardBits * 1.001, 8)
   return shardBits
 }
 
@@ -248,15 +350,15 @@ function classicShardBits(bits: number, hashes: number, items: number, shards: n
  * The fewest bits, in whole blocks, at which a blocked filter meets `target`. How keys spread over
  * blocks does not depend on the shard count, so neither does this.
  */
-function blockedBits(bits: number, hashes: number, items: number, target: number): number {
-  const rate = (blocks: number) => estimateErrorRate({ bits: blocks * BLOCK_BITS, hashes, items, layout: 'blocked' })
+function blockedBits(bits: number, target: number, rate: (size: number, shards: number, layout: BitLayout) => number): number {
+  const at = (blocks: number) => rate(blocks * BLOCK_BITS, 1, 'blocked')
   let low = Math.max(1, Math.floor(bits / BLOCK_BITS))
   let high = low
-  while (rate(high) > target) high *= 2
-  // Binary search over whole blocks: rate() falls as blocks grow.
+  while (at(high) > target) high *= 2
+  // Binary search over whole blocks: the rate falls as blocks grow.
   while (low < high) {
     const middle = Math.floor((low + high) / 2)
-    if (rate(middle) > target) low = middle + 1
+    if (at(middle) > target) low = middle + 1
     else high = middle
   }
   return high * BLOCK_BITS

@@ -28,7 +28,8 @@ export {
   shardBytesOf,
 } from './parameters.js'
 export { PositionBatch, type ShardGroup } from './position-batch.js'
-export { adoptsStored, newFilterParameters, randomSeed } from './seed.js'
+export { adoptsStored, earlierSizes, newFilterParameters, randomSeed, type NewFilter } from './seed.js'
+export { earlierSizeFilter } from './sizing.js'
 export { ArrayProbe } from './probe.js'
 export { CounterProbe } from './counter-probe.js'
 export {

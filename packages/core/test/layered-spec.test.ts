@@ -84,11 +84,14 @@ describe('docs/SPEC.md section 8: layered snapshots', () => {
     expect([layerErrorRate(policy, 0), layerErrorRate(policy, 1)]).toEqual([0.05, 0.025])
     const keys = [['alpha', 'beta'], ['gamma', 'delta', 'epsilon']]
     const filters = await Promise.all(layers.map((layer, i) => filterOf(layer.parameters, keys[i])))
-    layers.forEach((layer, i) => expect(layer.parameters).toEqual(layerParameters(policy, i)))
     expect(layers.map((layer) => [layer.parameters.bits, layer.parameters.hashes])).toEqual([
       [16, 4],
       [32, 5],
     ])
+    // Sized by the earlier rule (SPEC section 1); this release's rule gives the same hashes and
+    // layer 0, and a larger layer 1 (the textbook rate of 32 bits sat above p_1 by the exact one).
+    expect(layerParameters(policy, 0)).toEqual(layers[0].parameters)
+    expect(layerParameters(policy, 1)).toEqual({ ...layers[1].parameters, bits: 40 })
     const snapshots = await Promise.all(filters.map((filter) => filter.export()))
     const rebuilt = encodeLayeredSnapshot(policy, layers.map((layer, i) => ({ window: layer.window, count: layer.count, snapshot: snapshots[i] })))
     expect(Buffer.from(rebuilt).toString('hex')).toBe(block('hex layered scalable'))

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { BLOCKED_MAX_OVERHEAD, estimateErrorRate, optimalCapacity, optimalParameters, sizeFilter, MAX_SHARD_BITS, type SizingOptions } from '@bloomkit/core'
+import { BLOCKED_MAX_OVERHEAD, estimateErrorRate, optimalCapacity, optimalParameters, sizeFilter, MAX_SHARD_BITS, type BitLayout, type SizingOptions } from '@bloomkit/core'
+import { earlierSizeFilter } from '@bloomkit/core/store'
 
 /**
  * [n, p, bits, hashes] as Guava 31.1 computes them (BloomFilter.optimalNumOfBits and
@@ -133,9 +134,17 @@ describe('estimateErrorRate, blocked layout', () => {
     expect(at(0.0001)).toBeGreaterThan(at(0.01))
   })
 
-  test('one block: every key shares it, so the rate is the fill of one block to the power k', () => {
+  test('one block: every key shares it, so the rate is E[(set bits / 512)^k] after k·n uniform probes', () => {
+    // By inclusion–exclusion over which of an absent key's k = 3 probes coincide: P(j given distinct
+    // bits are all set after T probes) = Σ_i (−1)^i C(j, i) (1 − i/m)^T, weighted by how many
+    // 3-tuples of positions have j distinct bits. The textbook fill^k is below it (Jensen).
+    const m = 512
+    const T = 3 * 20
+    const allSet = (j: number) => [0, 1, 2, 3].slice(0, j + 1).reduce((sum, i) => sum + (-1) ** i * [1, j, (j * (j - 1)) / 2, 1][i] * Math.pow(1 - i / m, T), 0)
+    const exact = (m * (m - 1) * (m - 2) * allSet(3) + 3 * m * (m - 1) * allSet(2) + m * allSet(1)) / m ** 3
     const rate = estimateErrorRate({ bits: 512, hashes: 3, items: 20, layout: 'blocked' })
-    expect(rate).toBeCloseTo(Math.pow(1 - Math.pow(1 - 1 / 512, 60), 3), 12)
+    expect(rate / exact).toBeCloseTo(1, 12)
+    expect(rate).toBeGreaterThan(Math.pow(1 - Math.pow(1 - 1 / m, T), 3))
   })
 
   test('refuses bits that are not whole blocks', () => {
@@ -144,8 +153,14 @@ describe('estimateErrorRate, blocked layout', () => {
 })
 
 describe('sizeFilter', () => {
-  test('classic, one shard: Guava’s bits rounded up to whole bytes', () => {
-    expect(sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' })).toEqual({ bits: 9585064, hashes: 7, shards: 1, seed: 0, layout: 'classic', scheme: 3 })
+  test('classic, one shard: Guava’s hashes, and Guava’s bits grown in 0.1 % steps while the expected rate is above the rate asked', () => {
+    // Guava's 9 585 058 bits give 1.0039 % (k rounded to 7); 0.1 % more bits give 0.9992 %.
+    expect(sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' })).toEqual({ bits: 9594656, hashes: 7, shards: 1, seed: 0, layout: 'classic', scheme: 3 })
+    // Where Guava's bits rounded up to whole bytes meet the rate, they are kept: 7 298 → 7 304 bits.
+    const guava = optimalParameters({ capacity: 1000, errorRate: 0.03 })
+    expect(estimateErrorRate({ ...guava, items: 1000 })).toBeGreaterThan(0.03)
+    expect(estimateErrorRate({ bits: 7304, hashes: guava.hashes, items: 1000 })).toBeLessThanOrEqual(0.03)
+    expect(sizeFilter({ capacity: 1000, errorRate: 0.03, layout: 'classic' }).bits).toBe(7304)
   })
 
   test('by default, blocked where it costs at most 10 % more bits than classic, classic below that', () => {
@@ -167,9 +182,9 @@ describe('sizeFilter', () => {
     [100, 0.01, 1, 'blocked'],
     [1_000_000, 1e-4, 1, 'blocked'],
     [1_000_000_000, 0.001, 1024, 'blocked'],
-  ] as const)('n=%d p=%d over %d shard(s), %s: the smallest size whose expected error rate is no worse than Guava’s one shard', (capacity, errorRate, shards, layout) => {
+  ] as const)('n=%d p=%d over %d shard(s), %s: the smallest size whose expected error rate is no worse than Guava’s one shard nor the rate asked', (capacity, errorRate, shards, layout) => {
     const guava = optimalParameters({ capacity, errorRate })
-    const target = estimateErrorRate({ ...guava, items: capacity })
+    const target = Math.min(errorRate, estimateErrorRate({ ...guava, items: capacity }))
     const sized = sizeFilter({ capacity, errorRate, shards, layout })
     expect(sized.shards).toBe(shards)
     expect(sized.layout).toBe(layout)
@@ -201,5 +216,60 @@ describe('sizeFilter', () => {
     [{ capacity: 1e14, errorRate: 0.01, layout: 'classic' }, 'capacity'],
   ])('%o is refused, naming %s', (options, name) => {
     expect(() => sizeFilter(options as SizingOptions)).toThrowError(invalidParameter(name))
+  })
+})
+
+describe('sizeFilter meets the rate asked at every size', () => {
+  // Every capacity from 1 to 40, then ×2.5 steps to 10^9; every decade of rate from 1e-1 to 1e-12;
+  // both layouts; one shard and many. The expected rate (exact occupancy up to 4096 bits a shard or
+  // block, second-order above) of what sizeFilter gives is at most the rate asked.
+  const capacities = [...Array.from({ length: 40 }, (_, i) => i + 1)]
+  for (let n = 100; n <= 1e9; n = Math.ceil(n * 2.5)) capacities.push(n)
+  const rates = Array.from({ length: 12 }, (_, i) => Number(`1e-${i + 1}`))
+  test.each([
+    ['classic', undefined],
+    ['classic', 7],
+    ['blocked', undefined],
+    ['blocked', 7],
+  ] as Array<[BitLayout, number | undefined]>)('%s, shards %s: expected rate ≤ errorRate for every capacity and rate of the grid', (layout, shards) => {
+    const over: string[] = []
+    for (const errorRate of rates) {
+      for (const capacity of capacities) {
+        // A shard holds at most 2^32 bits: 10^9 keys at the tightest rates need more than 7 shards.
+        const sized = sizeFilter({ capacity, errorRate, layout, shards: capacity <= 1e8 ? shards : undefined })
+        const rate = estimateErrorRate({ ...sized, items: capacity })
+        if (!(rate <= errorRate)) over.push(`${capacity} @ ${errorRate}: ${rate}`)
+      }
+    }
+    expect(over).toEqual([])
+  })
+
+  test('the default layout too, and the rate it gives is within 1 % of the one asked where Guava’s sizes are large (no waste)', () => {
+    for (const errorRate of rates) {
+      for (const capacity of capacities.filter((n) => n >= 10_000)) {
+        const sized = sizeFilter({ capacity, errorRate })
+        const rate = estimateErrorRate({ ...sized, items: capacity })
+        expect(rate).toBeLessThanOrEqual(errorRate)
+        if (sized.layout === 'classic') expect(rate).toBeGreaterThan(errorRate * 0.97)
+      }
+    }
+  })
+})
+
+describe('earlierSizeFilter', () => {
+  // The sizes the release before honest sizing gave (its sizeFilter, run on these options).
+  test.each([
+    [{ capacity: 1_000_000, errorRate: 0.01 }, { bits: 9895424, hashes: 7, shards: 1, layout: 'blocked' }],
+    [{ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' }, { bits: 9585064, hashes: 7, shards: 1, layout: 'classic' }],
+    [{ capacity: 1, errorRate: 0.001 }, { bits: 16, hashes: 10, shards: 1, layout: 'classic' }],
+    [{ capacity: 1000, errorRate: 0.001, layout: 'classic', shards: 4 }, { bits: 14528, hashes: 10, shards: 4, layout: 'classic' }],
+    [{ capacity: 1_000_000_000, errorRate: 0.01 }, { bits: 9895024128, hashes: 7, shards: 3, layout: 'blocked' }],
+    [{ capacity: 100, errorRate: 1e-6, layout: 'blocked' }, { bits: 4096, hashes: 20, shards: 1, layout: 'blocked' }],
+  ] as Array<[SizingOptions, object]>)('%o: %o, as before', (options, expected) => {
+    expect(earlierSizeFilter(options)).toMatchObject(expected)
+  })
+
+  test('differs from sizeFilter where the earlier sizing missed the rate', () => {
+    expect(sizeFilter({ capacity: 1_000_000, errorRate: 0.01 }).bits).toBeGreaterThan(earlierSizeFilter({ capacity: 1_000_000, errorRate: 0.01 }).bits)
   })
 })

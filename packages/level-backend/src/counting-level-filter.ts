@@ -42,8 +42,8 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
    * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter, or other parameters, there), `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`, …
    */
   static async create(location: string, options: SizingOptions): Promise<CountingLevelFilter> {
-    const { parameters, seeded } = newFilterParameters(options)
-    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, { seeded }))
+    const { parameters, seeded, earlier } = newFilterParameters(options)
+    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, { seeded, earlier }))
   }
 
   /** A new counting filter with explicit parameters. */

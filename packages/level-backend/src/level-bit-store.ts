@@ -98,13 +98,19 @@ export class LevelBitStore implements BitStore<false> {
 
   /**
    * A new, empty store in `location`, or the existing one there if it has the same parameters (the
-   * seed aside when `seeded` is false: a `create` without a seed opens the stored filter with its seed).
+   * seed aside when `seeded` is false: a `create` without a seed opens the stored filter with its seed),
+   * or of one of the `earlier` sizes (what an earlier release's sizing gave the same options), kept as it is.
    * @throws BloomError `BLOOM_INCOMPATIBLE` when the folder holds a filter with other parameters,
    *   `BLOOM_CORRUPT_STORE` when it holds something else or is damaged, `BLOOM_DATA_LOST` when
    *   LevelDB lost records of the filter there, `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`,
    *   `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async create(location: string, parameters: FilterParametersInput, options: LevelCreateStoreOptions = {}, { seeded = true }: { readonly seeded?: boolean } = {}): Promise<LevelBitStore> {
+  static async create(
+    location: string,
+    parameters: FilterParametersInput,
+    options: LevelCreateStoreOptions = {},
+    { seeded = true, earlier = [] }: { readonly seeded?: boolean; readonly earlier?: readonly FilterParameters[] } = {},
+  ): Promise<LevelBitStore> {
     const checked = checkParameters(parameters)
     const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
     checkPageTable(checked, pageBytes)
@@ -116,7 +122,7 @@ export class LevelBitStore implements BitStore<false> {
       if (existing === undefined) return LevelBitStore.initialize(where, db, { parameters: checked, pageBytes })
       // Every field, layout included (the shared comparison is the one merge and import use); the
       // seed too unless the caller left it to chance (`seeded` false): then the stored one is kept.
-      if (!adoptsStored(checked, existing.parameters, seeded)) {
+      if (!adoptsStored(checked, existing.parameters, seeded, earlier)) {
         throw new BloomError(
           'BLOOM_INCOMPATIBLE',
           `${where} already holds a filter with other parameters: ${formatParameters(existing.parameters)}` +

@@ -66,8 +66,8 @@ export class LevelBloomFilter extends BloomFilter<false> {
     // With `growth` or `window`, a layered filter (layered-level-filter.ts).
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
     // Without a seed, a random one (keyed hashing); a filter already in the folder keeps its own.
-    const { parameters, seeded } = newFilterParameters(options)
-    return LevelBloomFilter.over(await LevelBitStore.create(location, parameters, options, { seeded }))
+    const { parameters, seeded, earlier } = newFilterParameters(options)
+    return LevelBloomFilter.over(await LevelBitStore.create(location, parameters, options, { seeded, earlier }))
   }
 
   /**

@@ -94,10 +94,14 @@ export class LevelCounterStore implements CounterStore<false> {
 
   /**
    * A new counting filter in `location`, or the one there if it has the same parameters (the seed
-   * aside when `seeded` is false).
+   * aside when `seeded` is false), or of one of the `earlier` sizes, kept as it is.
    * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter or other parameters there), `BLOOM_LOCKED`, …
    */
-  static async create(location: string, input: FilterParametersInput, { seeded = true }: { readonly seeded?: boolean } = {}): Promise<LevelCounterStore> {
+  static async create(
+    location: string,
+    input: FilterParametersInput,
+    { seeded = true, earlier = [] }: { readonly seeded?: boolean; readonly earlier?: readonly FilterParameters[] } = {},
+  ): Promise<LevelCounterStore> {
     const parameters = checkParameters(input)
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: true })
@@ -105,7 +109,7 @@ export class LevelCounterStore implements CounterStore<false> {
       const stored = await db.get(COUNTING_META_KEY)
       if (stored !== undefined) {
         const existing = decodeMeta(where, stored)
-        const same = formatParameters(seeded ? existing : { ...existing, seed: parameters.seed }) === formatParameters(parameters)
+        const same = [parameters, ...earlier].some((wanted) => formatParameters(seeded ? existing : { ...existing, seed: wanted.seed }) === formatParameters(wanted))
         if (!same) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} already holds a counting filter with other parameters: ${formatParameters(existing)}`)
         return new LevelCounterStore(where, db, existing)
       }

@@ -31,12 +31,12 @@ describe('MemoryBloomFilter', () => {
     const copy = await MemoryBloomFilter.import(filter.export())
     expect(copy.has('user:42')).toBe(true)
     expect(copy.parameters).toEqual(filter.parameters)
-    // Blocked by default: Guava's 9 585 058 bits grown to 19 327 whole 512-bit blocks (+3.2 %), so
-    // the error rate stays on target; memory is the bits plus a small constant.
+    // Blocked by default: Guava's 9 585 058 bits grown to 19 394 whole 512-bit blocks (+3.6 %), so
+    // the expected error rate is at most 1 %; memory is the bits plus a small constant.
     expect(filter.parameters.layout).toBe('blocked')
     expect(filter.byteLength).toBe(filter.parameters.bits / 8)
-    expect(filter.parameters.bits).toBe(19_327 * 512)
-    expect(filter.parameters.bits / 9585058).toBeLessThan(1.033)
+    expect(filter.parameters.bits).toBe(19_394 * 512)
+    expect(filter.parameters.bits / 9585058).toBeLessThan(1.037)
   })
 
   test.prop([sizes, fc.array(keys, { maxLength: 300 })], { numRuns: 150 })('no false negatives, for any keys and sizes', async (options, added) => {

@@ -143,10 +143,19 @@ export async function readSettledMeta(client: RedisClient, name: string, timeout
 
 /**
  * Creates the meta hash of `shards`' filter in `state` with lock `token`, unless one exists: then
- * its stored parameters must equal these, the seed aside when `seeded` is false (else
- * `BLOOM_INCOMPATIBLE`), and its meta is returned.
+ * its stored parameters must equal these, the seed aside when `seeded` is false, or one of the
+ * `earlier` sizes (else `BLOOM_INCOMPATIBLE`), and its meta is returned.
  */
-export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, theirs = 'requested', seeded = true, counting = false): Promise<FilterMeta | undefined> {
+export async function createMeta(
+  shards: ShardGenerations,
+  state: FilterState,
+  token: string,
+  what: string,
+  theirs = 'requested',
+  seeded = true,
+  counting = false,
+  earlier: readonly FilterParameters[] = [],
+): Promise<FilterMeta | undefined> {
   const { client, names, parameters, epoch } = shards
   const fields = encodeMeta(parameters, epoch, state, token)
   if (counting) fields.push('kind', 'counting')
@@ -160,7 +169,7 @@ export async function createMeta(shards: ShardGenerations, state: FilterState, t
     )
   }
   // A creator that left the seed to chance (`seeded` false) takes the stored filter's seed.
-  if (!adoptsStored(parameters, stored.parameters, seeded)) {
+  if (!adoptsStored(parameters, stored.parameters, seeded, earlier)) {
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
       `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}${seedNote(stored.parameters, parameters)}`,

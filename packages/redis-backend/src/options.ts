@@ -236,14 +236,14 @@ export function checkRedisParameters(parameters: FilterParametersInput, counterB
  * most {@link DEFAULT_SHARD_BITS}.
  * @throws BloomError `BLOOM_INVALID_PARAMETER` as core's `sizeFilter`.
  */
-export function sizeRedisFilter(options: SizingOptions, counterBits = 0): FilterParameters {
+export function sizeRedisFilter(options: SizingOptions, counterBits = 0, size: (options: SizingOptions) => FilterParameters = sizeFilter): FilterParameters {
   if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
-  if (options.shards !== undefined) return sizeFilter(options)
+  if (options.shards !== undefined) return size(options)
   // A counting filter's shard strings hold 4 bits per position: as many more shards, so each stays under the limit.
   const limit = DEFAULT_SHARD_BITS / Math.max(1, counterBits)
   // Classic sharding grows each shard a little (to keep the error rate), so count again until they fit.
-  let shards = Math.max(1, Math.ceil(sizeFilter(options).bits / limit))
-  let parameters = sizeFilter({ ...options, shards })
-  while (shardBitsOf(parameters) > limit) parameters = sizeFilter({ ...options, shards: ++shards })
+  let shards = Math.max(1, Math.ceil(size(options).bits / limit))
+  let parameters = size({ ...options, shards })
+  while (shardBitsOf(parameters) > limit) parameters = size({ ...options, shards: ++shards })
   return parameters
 }

@@ -1,5 +1,5 @@
-import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
-import { checkInteger, createKeyHasher, invalidParameter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, peekVersion, randomSeed, wholeSnapshot, type BitStore } from '@bloomkit/core/store'
+import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
+import { checkInteger, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters, peekVersion, wholeSnapshot, type BitStore } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
@@ -101,9 +101,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
     // With `growth` or `window`, a layered filter (layered-redis-filter.ts).
     if (isLayeredOptions(options)) return LayeredRedisFilter.create(redis, name, options)
     // Without a seed, a random one (keyed hashing); a filter already under the name is opened with its own.
-    const parameters = sizeRedisFilter(options)
-    const seeded = options.seed !== undefined
-    return RedisBloomFilter.createWith(redis, name, seeded ? parameters : { ...parameters, seed: randomSeed() }, options, seeded)
+    // A filter an earlier release sized for the same options is adopted as it is (earlierSizeFilter).
+    const { parameters, seeded, earlier } = newFilterParameters(options, (o) => sizeRedisFilter(o), (o) => sizeRedisFilter(o, 0, earlierSizeFilter))
+    return RedisBloomFilter.createWith(redis, name, parameters, options, seeded, earlier)
   }
 
   /**
@@ -115,7 +115,14 @@ export class RedisBloomFilter extends BloomFilter<false> {
   }
 
   /** {@link fromParameters}; `seeded` false lets an existing filter under `name` keep its own seed. */
-  private static async createWith(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions, seeded: boolean): Promise<RedisBloomFilter> {
+  private static async createWith(
+    redis: RedisClient,
+    name: string,
+    parameters: FilterParametersInput,
+    options: RedisNewFilterOptions,
+    seeded: boolean,
+    earlier: readonly FilterParameters[] = [],
+  ): Promise<RedisBloomFilter> {
     const client = checkClient(redis)
     checkName(name)
     const checked = checkRedisParameters(parameters)
@@ -123,7 +130,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
     const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), options.timeout ?? 5000)
-    if ((await createMeta(shards, 'creating', token, `create "${name}"`, 'requested', seeded)) !== undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
+    if ((await createMeta(shards, 'creating', token, `create "${name}"`, 'requested', seeded, false, earlier)) !== undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
     try {
       await shards.forEachShard(async (shard) => {
         await shards.allocateNext(shard)

@@ -1,5 +1,5 @@
-import { BloomError, CountingBloomFilter, type FilterParametersInput } from '@bloomkit/core'
-import { createKeyHasher, randomSeed, type KeyHasher } from '@bloomkit/core/store'
+import { BloomError, CountingBloomFilter, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
+import { createKeyHasher, earlierSizeFilter, newFilterParameters, type KeyHasher } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { checkName, KeyNames } from './key-names.js'
@@ -60,9 +60,12 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    *   filter, or other parameters), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisCountingFilter> {
-    const parameters = sizeRedisFilter(options, COUNTER_BITS)
-    const seeded = options.seed !== undefined
-    return RedisCountingFilter.createWith(redis, name, seeded ? parameters : { ...parameters, seed: randomSeed() }, options, seeded)
+    const { parameters, seeded, earlier } = newFilterParameters(
+      options,
+      (o) => sizeRedisFilter(o, COUNTER_BITS),
+      (o) => sizeRedisFilter(o, COUNTER_BITS, earlierSizeFilter),
+    )
+    return RedisCountingFilter.createWith(redis, name, parameters, options, seeded, earlier)
   }
 
   /** Like {@link create}, with explicit parameters. */
@@ -70,7 +73,14 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     return RedisCountingFilter.createWith(redis, name, parameters, options, true)
   }
 
-  private static async createWith(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions, seeded: boolean): Promise<RedisCountingFilter> {
+  private static async createWith(
+    redis: RedisClient,
+    name: string,
+    parameters: FilterParametersInput,
+    options: RedisNewFilterOptions,
+    seeded: boolean,
+    earlier: readonly FilterParameters[] = [],
+  ): Promise<RedisCountingFilter> {
     const client = checkClient(redis)
     checkName(name)
     const checked = checkRedisParameters(parameters, COUNTER_BITS)
@@ -79,7 +89,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     const token = randomToken()
     const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), options.timeout ?? 5000, COUNTER_BITS)
     const what = `create "${name}"`
-    if ((await createMeta(shards, 'creating', token, what, 'requested', seeded, true)) !== undefined) return RedisCountingFilter.open(client, name, options)
+    if ((await createMeta(shards, 'creating', token, what, 'requested', seeded, true, earlier)) !== undefined) return RedisCountingFilter.open(client, name, options)
     try {
       await shards.forEachShard(async (shard) => {
         await shards.allocateNext(shard)
