@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { estimateErrorRate } from '@bloomkit/core'
 import { decodeSnapshot } from '@bloomkit/core/store'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
@@ -30,6 +31,12 @@ describe('LevelDB folders', () => {
     expect(inspect.code).toBe(0)
     expect(inspect.stdout).toMatch(/^layout +blocked$/m)
     expect(inspect.stdout).toMatch(/^estimated +(49,[5-9]\d\d|50,[0-4]\d\d) keys$/m)
+    // The rate the set bits give now, and the sizing model's expected rate at the estimated keys.
+    const report = JSON.parse((await runCli(['inspect', target, '--json'])).stdout)
+    expect(report.expectedErrorRate).toBe(estimateErrorRate({ ...report.parameters, items: report.estimatedCount }))
+    expect(report.expectedErrorRate / report.errorRate).toBeGreaterThan(0.8)
+    expect(report.expectedErrorRate / report.errorRate).toBeLessThan(1.25)
+    expect(inspect.stdout).toMatch(new RegExp(`^error rate [\\d.e-]+ now; ${report.expectedErrorRate.toPrecision(3)} expected at ${report.estimatedCount.toLocaleString('en-US')} keys$`, 'm'))
   })
 
   test('an existing folder is kept without --replace, and swapped whole with it', async () => {

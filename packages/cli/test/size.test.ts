@@ -1,4 +1,4 @@
-import { sizeFilter } from '@bloomkit/core'
+import { estimateErrorRate, sizeFilter } from '@bloomkit/core'
 import { describe, expect, test } from 'vitest'
 import { runCli } from './support/run-cli.js'
 
@@ -10,6 +10,20 @@ describe('bloomkit size', () => {
     const classic = sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'classic' })
     expect(result.stdout).toContain(`blocked (default)  ${blocked.bits.toLocaleString('en-US')}`)
     expect(result.stdout).toMatch(new RegExp(`classic +${classic.bits.toLocaleString('en-US')} .* ${classic.hashes} +1 `))
+  })
+
+  test('shows the expected false-positive rate at capacity of each layout’s parameters, at most the rate asked even for one key', async () => {
+    const result = await runCli(['size', '--capacity', '1', '--error-rate', '1e-9', '--json'])
+    expect(result.code).toBe(0)
+    const report = JSON.parse(result.stdout)
+    for (const row of report.layouts) {
+      expect(row.expectedErrorRate).toBe(estimateErrorRate({ ...row.parameters, items: 1 }))
+      expect(row.expectedErrorRate).toBeLessThanOrEqual(1e-9)
+    }
+    const text = await runCli(['size', '--capacity', '1000000', '--error-rate', '0.01'])
+    expect(text.stdout).toMatch(/ expected rate /)
+    const blocked = sizeFilter({ capacity: 1_000_000, errorRate: 0.01, layout: 'blocked' })
+    expect(text.stdout).toContain(` ${estimateErrorRate({ ...blocked, items: 1_000_000 }).toPrecision(3)} `)
   })
 
   test('--json gives the parameters and the Redis sharding (4 MiB shards, one key more for the meta)', async () => {

@@ -208,7 +208,8 @@ function sizeLayer(policy: LayerPolicy, index: number, capacity: number): Filter
   return parameters
 }
 
-function modelRate(parameters: FilterParameters, items: number): number {
+/** The expected false-positive rate of a filter with `parameters` holding `items` keys (see {@link LayerInfo.expectedErrorRate}). */
+export function modelRate(parameters: FilterParameters, items: number): number {
   return estimateErrorRate({ bits: parameters.bits, hashes: parameters.hashes, items, shards: parameters.shards, layout: parameters.layout })
 }
 
@@ -248,6 +249,12 @@ export interface LayerInfo {
   readonly count: number
   /** The false-positive rate the layer is sized for at `capacity`. */
   readonly errorRate: number
+  /**
+   * The layer's expected false-positive rate at `capacity` keys for its actual parameters
+   * (`estimateErrorRate`): at most `errorRate` for a layer this release sized; a layer an earlier
+   * release sized keeps its size, and its rate may sit a little above.
+   */
+  readonly expectedErrorRate: number
   /** The layer's parameters; `parameters.bits` is its size. */
   readonly parameters: FilterParameters
   /** The time window the layer belongs to (rotating filters), 0 for a scalable filter. */

@@ -69,6 +69,7 @@ export {
   layerCapacity,
   layeredMergeRefused,
   layerErrorRate,
+  modelRate,
   layerParameters,
   layerPolicyOf,
   windowOf,

@@ -91,6 +91,17 @@ describe('LayeredMemoryFilter.create with growth (scalable)', () => {
   })
 })
 
+plainTest('layers() reports each layer’s expected false-positive rate at its capacity for its actual parameters, at most the rate it is sized for', async () => {
+  const filter = await LayeredMemoryFilter.create({ capacity: 1, errorRate: 1e-3, growth: 2, seed: 5 })
+  filter.addMany(Array.from({ length: 40 }, (_, i) => `k:${i}`))
+  const layers = filter.layers()
+  expect(layers.length).toBeGreaterThan(3)
+  for (const layer of layers) {
+    expect(layer.expectedErrorRate).toBe(estimateErrorRate({ ...layer.parameters, items: layer.capacity }))
+    expect(layer.expectedErrorRate).toBeLessThanOrEqual(layer.errorRate)
+  }
+})
+
 describe('LayeredMemoryFilter.create with window (rotating)', () => {
   const at = { now: 0 }
   const clock = () => at.now

@@ -1,3 +1,4 @@
+import { estimateErrorRate } from '@bloomkit/core'
 import { shardBitsOf } from '@bloomkit/core/store'
 import { Command } from 'commander'
 import { integer } from '../flags.js'
@@ -55,6 +56,8 @@ Examples:
         fill: setBits.reduce((sum, n) => sum + n, 0) / parameters.bits,
         estimatedCount: stats.estimatedCount,
         errorRate: stats.errorRate,
+        // What the sizing model expects at that many keys for these parameters, beside the rate the set bits give now.
+        expectedErrorRate: estimateErrorRate({ ...parameters, items: stats.estimatedCount }),
         ...(opened.redis === undefined
           ? {}
           : { ttl: await opened.redis.ttl(), state: await opened.redis.state(), keys: opened.redis.keys() }),
@@ -79,7 +82,7 @@ Examples:
           ? []
           : [['saturated', `${number(counting.saturated)} counter(s) at 15${counting.saturated > 0 ? ' (they never go down again: keys on them alone cannot be removed)' : ''}`] as [string, string]]),
         ['estimated', `${number(report.estimatedCount)} keys`],
-        ['error rate', `${report.errorRate.toPrecision(3)} now`],
+        ['error rate', `${report.errorRate.toPrecision(3)} now; ${report.expectedErrorRate.toPrecision(3)} expected at ${number(report.estimatedCount)} keys`],
       ]
       if (report.keys !== undefined) {
         lines.push(['ttl', report.ttl === null || report.ttl === undefined ? 'none' : `${report.ttl.toFixed(1)} s`])

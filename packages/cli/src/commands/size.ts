@@ -1,4 +1,4 @@
-import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
+import { estimateErrorRate, sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { Command } from 'commander'
 import { CliError } from '../errors.js'
 import { integer, probability } from '../flags.js'
@@ -10,6 +10,8 @@ interface SizeRow {
   /** Parameters for a file, a LevelDB folder or memory (fewest shards). */
   readonly parameters: FilterParameters
   readonly bytes: number
+  /** The expected false-positive rate at capacity for these parameters (core's `estimateErrorRate`); at most the rate asked. */
+  readonly expectedErrorRate: number
   /** Parameters `RedisBloomFilter.create` (and `bloomkit build` into Redis) picks: shards of at most 4 MiB. */
   readonly redis: { readonly parameters: FilterParameters; readonly keys: number }
 }
@@ -38,7 +40,8 @@ Examples:
       const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }
       const parameters = sizeFilter(sizing)
       const redis = sizeRedisFilter(sizing)
-      return { layout, parameters, bytes: parameters.bits / 8, redis: { parameters: redis, keys: redis.shards + 1 } }
+      const expectedErrorRate = estimateErrorRate({ ...parameters, items: options.capacity })
+      return { layout, parameters, bytes: parameters.bits / 8, expectedErrorRate, redis: { parameters: redis, keys: redis.shards + 1 } }
     })
     if (options.json === true) {
       console.log(JSON.stringify({ capacity: options.capacity, errorRate: options.errorRate, layouts: rows }, null, 2))
@@ -47,13 +50,14 @@ Examples:
     const defaultLayout = sizeFilter({ capacity: options.capacity, errorRate: options.errorRate }).layout
     console.log(`${options.capacity.toLocaleString('en-US')} keys at an error rate of ${options.errorRate}:`)
     const table = [
-      ['layout', 'bits', 'memory', 'hashes', 'shards', 'Redis shards', 'Redis keys'],
+      ['layout', 'bits', 'memory', 'hashes', 'shards', 'expected rate', 'Redis shards', 'Redis keys'],
       ...rows.map((row) => [
         row.layout + (row.layout === defaultLayout ? ' (default)' : ''),
         row.parameters.bits.toLocaleString('en-US'),
         formatBytes(row.bytes),
         String(row.parameters.hashes),
         String(row.parameters.shards),
+        row.expectedErrorRate.toPrecision(3),
         `${row.redis.parameters.shards} × ${formatBytes(row.redis.parameters.bits / row.redis.parameters.shards / 8)}`,
         String(row.redis.keys),
       ]),
