@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { estimateErrorRate } from '@bloomkit/core'
-import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
+import { RedisBloomFilter, LayeredRedisFilter } from '@bloomkit/redis-backend'
 import { describeResult, layeredModelRate, measureCell, STORE_GRID, type GridFactory } from '../../../test-support/fpr-grid.js'
 import { standaloneClient, uniqueName } from './support/clients.js'
 
@@ -21,7 +21,7 @@ const onRedis: GridFactory = async (cell, seed) => {
       close: () => filter.destroy(),
     }
   }
-  const filter = await RedisLayeredFilter.create(redis, name, { capacity: cell.capacity, errorRate: cell.errorRate, growth: cell.growth, seed })
+  const filter = await LayeredRedisFilter.create(redis, name, { capacity: cell.capacity, errorRate: cell.errorRate, growth: cell.growth, seed })
   return {
     addMany: (keys) => filter.addMany(keys),
     hasMany: (keys) => filter.hasMany(keys),
