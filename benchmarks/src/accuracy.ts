@@ -50,11 +50,11 @@ export async function runAccuracyBenchmarks(report: Report, { quick }: SuiteOpti
         suite: 'accuracy',
         task: `FPR ${cell.name}`,
         subject,
-        batch: total,
+        batch: probes,
         opsPerSecond: 0,
         notes:
           `asked ${cell.errorRate.toExponential(0)}, measured ${rate === 0 ? '0' : rate.toExponential(1)} (${positives} of ${total.toLocaleString('en-US')} probes, ` +
-          `${cell.filters} filters), ${rate === 0 ? 'none' : `${(rate / cell.errorRate).toPrecision(2)}×`} the rate asked` +
+          `${cell.filters} filters), ${rate === 0 ? 'no false positive' : `${(rate / cell.errorRate).toPrecision(2)}× the rate asked`}` +
           (model === undefined ? '' : `; model ${model.toExponential(1)}`),
       })
     }

@@ -24,6 +24,7 @@ const suites: Record<string, () => Promise<Suite>> = {
   guard: async () => (await import('./guard.js')).runGuardBenchmarks,
   layered: async () => (await import('./layered.js')).runLayeredBenchmarks,
   counting: async () => (await import('./counting.js')).runCountingBenchmarks,
+  accuracy: async () => (await import('./accuracy.js')).runAccuracyBenchmarks,
 }
 
 const args = process.argv.slice(2)
