@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from 'vitest'
-import { LevelBloomFilter } from '@bloomkit/level-backend'
-import { FIXED_CASES, GOLDEN_NOW, goldenKeys, goldenSnapshot, LAYERED_CASES, ROTATING_STEPS } from '../../../test-support/golden-snapshots.js'
+import { LayeredLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
+import { earlierGoldenSnapshot, FIXED_CASES, GOLDEN_NAMES, GOLDEN_NOW, goldenKeys, goldenProbes, goldenSnapshot, LAYERED_CASES, ROTATING_STEPS } from '../../../test-support/golden-snapshots.js'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { tempFolders } from './support/temp-folders.js'
 
 // The same inputs give the same bytes as the fixtures captured before layered filters moved into core (issue 21).
@@ -33,4 +34,16 @@ test.each(Object.entries(LAYERED_CASES))('a layered filter exports the golden sn
   expect((await filter.layers()).length).toBeGreaterThan(1)
   await filter.close()
   expect(Buffer.from(snapshot).equals(goldenSnapshot('level', name, snapshot))).toBe(true)
+})
+
+test.each(GOLDEN_NAMES)('a snapshot of the release before honest sizing (%s) imports with its own sizes, answers as it did (keys and false positives), and exports the same bytes', async (name) => {
+  const before = earlierGoldenSnapshot('level', name)
+  const clock = () => GOLDEN_NOW + ROTATING_STEPS[ROTATING_STEPS.length - 1]
+  const fixed = name in FIXED_CASES
+  const reference = await LayeredMemoryFilter.import(before, { clock })
+  const keys = [...goldenKeys((FIXED_CASES[name as keyof typeof FIXED_CASES] ?? LAYERED_CASES[name as keyof typeof LAYERED_CASES]).keys), ...goldenProbes()]
+  const filter = fixed ? await LevelBloomFilter.import(folders.path(), before) : await LayeredLevelFilter.import(folders.path(), before, { clock })
+  expect(await filter.hasMany(keys)).toEqual(reference.hasMany(keys))
+  expect(Buffer.from(await filter.export()).equals(Buffer.from(before))).toBe(true)
+  await filter.close()
 })

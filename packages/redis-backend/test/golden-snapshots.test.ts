@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from 'vitest'
-import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { FIXED_CASES, GOLDEN_NOW, goldenKeys, goldenSnapshot, LAYERED_CASES, ROTATING_STEPS } from '../../../test-support/golden-snapshots.js'
+import { LayeredRedisFilter, RedisBloomFilter } from '@bloomkit/redis-backend'
+import { earlierGoldenSnapshot, FIXED_CASES, GOLDEN_NAMES, GOLDEN_NOW, goldenKeys, goldenProbes, goldenSnapshot, LAYERED_CASES, ROTATING_STEPS } from '../../../test-support/golden-snapshots.js'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
 
 // The same inputs give the same bytes as the fixtures captured before layered filters moved into core (issue 21).
@@ -43,4 +44,17 @@ test.each(layeredCases)('a layered filter exports the golden snapshot (%s, %s)',
   expect((await filter.layers()).length).toBeGreaterThan(1)
   await filter.destroy()
   expect(Buffer.from(snapshot).equals(goldenSnapshot('redis', name, snapshot))).toBe(true)
+})
+
+test.each(GOLDEN_NAMES)('a snapshot of the release before honest sizing (%s) imports with its own sizes, answers as it did (keys and false positives), and exports the same bytes', async (name) => {
+  const before = earlierGoldenSnapshot('redis', name)
+  const clock = () => GOLDEN_NOW + ROTATING_STEPS[ROTATING_STEPS.length - 1]
+  const fixed = name in FIXED_CASES
+  const reference = await LayeredMemoryFilter.import(before, { clock })
+  const keys = [...goldenKeys((FIXED_CASES[name as keyof typeof FIXED_CASES] ?? LAYERED_CASES[name as keyof typeof LAYERED_CASES]).keys), ...goldenProbes()]
+  const name2 = uniqueName(`before-${name}`)
+  const filter = fixed ? await RedisBloomFilter.import(redis, name2, before) : await LayeredRedisFilter.import(redis, name2, before, { clock })
+  expect(await filter.hasMany(keys)).toEqual(reference.hasMany(keys))
+  expect(Buffer.from(await filter.export()).equals(Buffer.from(before))).toBe(true)
+  await filter.destroy()
 })
