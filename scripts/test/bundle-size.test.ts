@@ -17,9 +17,10 @@ import { afterAll, expect, test } from 'vitest'
  * of its own after layered filters left the entry (issue 21). Issue 21 item 3 replaced xxhash-wasm
  * (11.2 KB minified inlined, two passes per key) by xxhash32.wat; the figures per module are in
  * benchmarks/README.md ("Bundle size"). The root README states the measured size, and this test
- * holds it to the measurement.
+ * holds it to the measurement. Honest sizing (issue 20: sizeFilter's exact rate of small shards and
+ * blocks, E[(set bits / bits)^k]) added ~0.46 KB: 11,232 B.
  */
-const BUDGET = 11_000
+const BUDGET = 11_500
 /** How far the root README's stated size ("~X KB gzip") may be from the measurement, in KB. */
 const README_TOLERANCE = 0.2
 const work = mkdtempSync(join(tmpdir(), 'bloomkit-size-'))

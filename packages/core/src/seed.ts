@@ -1,5 +1,5 @@
 import { sameParameters, type FilterParameters } from './parameters.js'
-import { earlierSizeFilter, sizeFilter, type SizingOptions } from './sizing.js'
+import { sizeFilter, type SizingOptions } from './sizing.js'
 
 /**
  * A secret 32-bit seed from the platform's cryptographic generator (`crypto.getRandomValues`:
@@ -25,21 +25,22 @@ export interface NewFilter {
   readonly seeded: boolean
   /**
    * Parameters an earlier release's sizing gave the same options, when they differ from
-   * `parameters` (seed as in `parameters`): a stored filter of these is adopted too (see {@link adoptsStored}).
+   * `parameters` (seed as in `parameters`): a stored filter of these is adopted too (see
+   * {@link adoptsStored}). Empty unless `sizeEarlier` was given (a memory filter has nothing stored).
    */
   readonly earlier: readonly FilterParameters[]
 }
 
 /**
  * The parameters of a new filter: {@link sizeFilter}'s, with a {@link randomSeed} when `options`
- * give no `seed`. `seeded` says whether the caller chose the seed; a backend's `create` passes it
- * and `earlier` to {@link adoptsStored} when a filter already exists under the same name or folder.
+ * give no `seed`. `seeded` says whether the caller chose the seed; a persistent backend's `create`
+ * passes `sizeEarlier` (`earlierSizeFilter`, or its own sizing over it), then `seeded` and `earlier` to {@link adoptsStored} when a filter already exists under the same name or folder.
  */
-export function newFilterParameters(options: SizingOptions, size: (options: SizingOptions) => FilterParameters = sizeFilter, sizeEarlier: (options: SizingOptions) => FilterParameters = earlierSizeFilter): NewFilter {
+export function newFilterParameters(options: SizingOptions, size: (options: SizingOptions) => FilterParameters = sizeFilter, sizeEarlier?: (options: SizingOptions) => FilterParameters): NewFilter {
   const sized = size(options)
   const seeded = options?.seed !== undefined
   const parameters = seeded ? sized : { ...sized, seed: randomSeed() }
-  return { parameters, seeded, earlier: earlierSizes(parameters, sizeEarlier(options)) }
+  return { parameters, seeded, earlier: sizeEarlier === undefined ? [] : earlierSizes(parameters, sizeEarlier(options)) }
 }
 
 /** `[previous]` with `parameters`' seed, or none when it is the same as `parameters`. */

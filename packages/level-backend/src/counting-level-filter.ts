@@ -1,5 +1,5 @@
-import { CountingBloomFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, newFilterParameters, type SnapshotSource } from '@bloomkit/core/store'
+import { CountingBloomFilter, sizeFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, earlierSizeFilter, newFilterParameters, type SnapshotSource } from '@bloomkit/core/store'
 import { LevelCounterStore } from './level-counter-store.js'
 
 /**
@@ -42,7 +42,7 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
    * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter, or other parameters, there), `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`, …
    */
   static async create(location: string, options: SizingOptions): Promise<CountingLevelFilter> {
-    const { parameters, seeded, earlier } = newFilterParameters(options)
+    const { parameters, seeded, earlier } = newFilterParameters(options, sizeFilter, earlierSizeFilter)
     return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, { seeded, earlier }))
   }
 

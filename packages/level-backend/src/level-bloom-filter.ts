@@ -1,5 +1,5 @@
-import { BloomError, BloomFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters, peekVersion, wholeSnapshot } from '@bloomkit/core/store'
+import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
+import { createKeyHasher, earlierSizeFilter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters, peekVersion, wholeSnapshot } from '@bloomkit/core/store'
 import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
 import { holdsLayered } from './level-layers.js'
 import { type SnapshotSource } from './import.js'
@@ -66,7 +66,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
     // With `growth` or `window`, a layered filter (layered-level-filter.ts).
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
     // Without a seed, a random one (keyed hashing); a filter already in the folder keeps its own.
-    const { parameters, seeded, earlier } = newFilterParameters(options)
+    const { parameters, seeded, earlier } = newFilterParameters(options, sizeFilter, earlierSizeFilter)
     return LevelBloomFilter.over(await LevelBitStore.create(location, parameters, options, { seeded, earlier }))
   }
 

@@ -52,7 +52,9 @@ test('the fixed filter’s plain bundle carries no layered code', async () => {
   // Measured 10,821 B gzip (12,229 B with xxhash-wasm; 13,239 B before layered filters left this
   // entry). A bound, so that layered code creeping back fails here; what the rest is made of, and
   // what 6 KB would take, is in benchmarks/README.md ("Bundle size").
-  expect(gzip).toBeLessThan(11_000)
+  // Honest sizing (issue 20: sizeFilter's exact rate of small shards and blocks) added ~0.47 KB:
+  // 11,289 B measured.
+  expect(gzip).toBeLessThan(11_500)
 })
 
 test('the layered entry bundles the layered filter (so the check above can fail)', async () => {
