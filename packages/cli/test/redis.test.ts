@@ -144,7 +144,7 @@ describe('bloomkit build into Redis', () => {
     const result = await runCli(['build', at('other.txt'), '--out', url, '--name', name, '--replace', '--allow-shrink', '--capacity', '20000', '--error-rate', '0.01'])
     expect(result.stderr).toMatch(/^built /)
     expect(result.code).toBe(0)
-    const filter = await RedisBloomFilter.open(redis, name)
+    const filter = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
     expect(filter.parameters).toEqual(earlier)
     expect(await filter.hasMany(['other:1', 'other:2'])).toEqual([true, true])
     await filter.destroy()
