@@ -1,5 +1,5 @@
 import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, earlierSizeFilter, randomSeed, sameParameters, shardBitsOf } from '@bloomkit/core/store'
+import { checkParameters, randomSeed, shardBitsOf } from '@bloomkit/core/store'
 import { MAX_REDIS_SHARD_BITS, sizeRedisFilter } from '@bloomkit/redis-backend'
 import { CliError } from './errors.js'
 
@@ -39,19 +39,6 @@ export function parametersFromFlags(flags: SizingFlags, forRedis: boolean): Filt
   const parameters = checkParameters({ bits: flags.bits, hashes: flags.hashes, shards: flags.shards ?? 1, seed: flags.seed ?? randomSeed(), layout: flags.layout })
   checkRedisShards(parameters, forRedis)
   return parameters
-}
-
-/**
- * Whether `stored` has the size an earlier release's sizing gave these `--capacity/--error-rate`
- * flags (the seed aside): `build --replace` on Redis keeps such a filter's parameters, as the
- * library's `create` adopts it, rather than refusing a nightly rebuild with unchanged flags.
- */
-export function sizedByEarlierRelease(flags: SizingFlags, stored: FilterParameters, forRedis: boolean): boolean {
-  if (flags.capacity === undefined || flags.errorRate === undefined) return false
-  const options = { capacity: flags.capacity, errorRate: flags.errorRate, seed: stored.seed, layout: flags.layout, shards: flags.shards }
-  const earlier = forRedis ? sizeRedisFilter(options, 0, earlierSizeFilter) : earlierSizeFilter(options)
-  // A classic filter of an earlier release may record scheme 1; it keeps it.
-  return sameParameters({ ...earlier, scheme: stored.scheme }, stored)
 }
 
 function checkRedisShards(parameters: FilterParameters, forRedis: boolean): void {

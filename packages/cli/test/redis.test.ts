@@ -135,7 +135,7 @@ describe('bloomkit build into Redis', () => {
     await Promise.all([old.close(), filter.close()])
   })
 
-  test('--replace with the sizing flags an earlier release sized the filter by keeps its size (a nightly rebuild with unchanged flags)', async () => {
+  test('--replace with the sizing flags an earlier release sized the filter by moves it to the size that meets the rate, keeping its seed (a nightly rebuild with unchanged flags)', async () => {
     const name = fresh()
     const flags = { capacity: 20_000, errorRate: 0.01 }
     const earlier = { ...sizeRedisFilter(flags, 0, earlierSizeFilter), seed: 77 }
@@ -145,8 +145,9 @@ describe('bloomkit build into Redis', () => {
     expect(result.stderr).toMatch(/^built /)
     expect(result.code).toBe(0)
     const filter = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
-    expect(filter.parameters).toEqual(earlier)
+    expect(filter.parameters).toEqual({ ...sizeRedisFilter(flags), seed: 77 })
     expect(await filter.hasMany(['other:1', 'other:2'])).toEqual([true, true])
+    expect((await redis.keys(`${name}:*`)).sort()).toEqual(filter.keys.sort())
     await filter.destroy()
   })
 

@@ -292,10 +292,22 @@ describe('docs/SPEC.md layered vectors', () => {
   const spec = readFileSync(new URL('../../../docs/SPEC.md', import.meta.url), 'utf8')
   const block = (tag: string) => spec.match(new RegExp('```' + tag + '\\n([\\s\\S]*?)\\n```'))![1].trim()
 
-  plainTest('the scalable vector is what this backend exports for the spec’s keys', async () => {
+  plainTest('the scalable vector imports, answers the spec’s keys and exports the same bytes; a new filter writes its layer 0 and sizes layer 1 by this release’s rule', async () => {
+    const vector = Buffer.from(block('hex layered scalable'), 'hex')
+    const keys = ['alpha', 'beta', 'gamma', 'delta', 'epsilon']
+    const imported = await LayeredMemoryFilter.import(vector)
+    expect(imported.hasMany(keys)).toEqual(keys.map(() => true))
+    expect(Buffer.from(imported.export()).toString('hex')).toBe(block('hex layered scalable'))
+
+    // The vector's layer 1 has the earlier release's 32 bits (SPEC 8.2); this release sizes it at 40.
     const filter = await LayeredMemoryFilter.create({ capacity: 2, errorRate: 0.1, growth: 2, seed: 7, layout: 'classic' })
-    filter.addMany(['alpha', 'beta', 'gamma', 'delta', 'epsilon'])
-    expect(Buffer.from(filter.export()).toString('hex')).toBe(block('hex layered scalable'))
+    filter.addMany(keys)
+    const written = decodeLayeredSnapshot(filter.export()).layers
+    const read = decodeLayeredSnapshot(vector).layers
+    expect(Buffer.from(written[0].payload).toString('hex')).toBe(Buffer.from(read[0].payload).toString('hex'))
+    expect(written[0].parameters).toEqual(read[0].parameters)
+    expect(written[1].parameters).toEqual({ ...read[1].parameters, bits: 40 })
+    expect(written.map((layer) => layer.count)).toEqual(read.map((layer) => layer.count))
   })
 
   plainTest('the rotating vector is what this backend exports for the spec’s keys and times', async () => {

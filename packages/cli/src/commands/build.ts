@@ -12,7 +12,7 @@ import { byteCount, byteSize, integer, probability } from '../flags.js'
 import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
 import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
-import { parametersFromFlags, shownParameters, sizedByEarlierRelease } from '../sizing.js'
+import { parametersFromFlags, shownParameters } from '../sizing.js'
 import { consuming, existingRedisFilter, requireName, storedFilter, writeLevel, writeRedis, writeSnapshotFile, type StoredFilter } from '../stores.js'
 import { closeRedis, connectRedis, liveWriters, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
 import type { Cluster, Redis } from 'ioredis'
@@ -213,10 +213,6 @@ async function chooseParameters(target: Target, options: BuildOptions): Promise<
   }
   const replacedCount = stored?.estimatedCount
   if (fromFlags !== undefined) {
-    // Redis rebuilds in place at the stored size: a filter an earlier release sized for these same flags keeps it.
-    if (target.kind === 'redis' && stored !== undefined && options.seed === undefined && sizedByEarlierRelease(options, stored.parameters, true)) {
-      return { parameters: stored.parameters, replacedCount }
-    }
     return { parameters: stored !== undefined && options.seed === undefined ? { ...fromFlags, seed: stored.parameters.seed } : fromFlags, replacedCount }
   }
   if (stored !== undefined) return { parameters: stored.parameters, replacedCount }
