@@ -3,7 +3,7 @@ import { SnapshotReader, snapshotChunks, type SnapshotSource } from '@bloomkit/c
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
-import { checkRedisParameters, ttlMsOf, type RedisClient, type RedisReplaceOptions } from './options.js'
+import { checkRedisParameters, timeoutOf, ttlMsOf, type RedisClient, type RedisReplaceOptions } from './options.js'
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
 import { LOCK_META } from './scripts.js'
 
@@ -27,7 +27,7 @@ interface Claim {
  * by a replacement (resize.ts).
  */
 async function claim(client: RedisClient, name: string, parameters: FilterParameters, options: RedisReplaceOptions, counterBits: number): Promise<Claim> {
-  const timeout = options.timeout ?? 5000
+  const timeout = timeoutOf(options)
   const what = `import "${name}"`
   const checked = checkRedisParameters(parameters, counterBits)
   const names = new KeyNames(name, checked.shards)
@@ -35,7 +35,7 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
   const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits)
   let stored
   try {
-    stored = await createMeta(fresh, 'importing', token, what, 'the snapshot is', true, counterBits !== 0)
+    stored = await createMeta(fresh, 'importing', token, what, { theirs: 'the snapshot is', counting: counterBits !== 0 })
   } catch (error) {
     if (options.replaceParameters !== true || !(error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE')) throw error
     const other = await readMeta(client, name, timeout)
@@ -70,7 +70,7 @@ async function lock(shards: ShardGenerations, token: string, force: boolean): Pr
  * snapshot has passed its length and CRC-32 checks; undoes everything on failure. Returns the
  * filter's shards. See `RedisBloomFilter.import`.
  */
-export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions, counting = false): Promise<ShardGenerations> {
+export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions, { counting = false }: { readonly counting?: boolean } = {}): Promise<ShardGenerations> {
   const ttlMs = ttlMsOf(options)
   const reader = new SnapshotReader(counting ? 'counting' : 'plain')
   const counterBits = counting ? 4 : 0

@@ -141,21 +141,25 @@ export async function readSettledMeta(client: RedisClient, name: string, timeout
   }
 }
 
+/** How {@link createMeta} judges and words a filter it finds already there. */
+export interface CreateMetaOptions {
+  /** Who asks, in the message of a mismatch: `requested` (a create), `the snapshot is` (an import). Default: `requested`. */
+  readonly theirs?: string
+  /** Whether the caller chose the seed; false (left to chance) takes the stored filter's seed. Default: true. */
+  readonly seeded?: boolean
+  /** Whether the filter is a counting one (meta field `kind` = `counting`). Default: false. */
+  readonly counting?: boolean
+  /** Sizes an earlier release gave these options: a stored filter of one of them is accepted. Default: none. */
+  readonly earlier?: readonly FilterParameters[]
+}
+
 /**
  * Creates the meta hash of `shards`' filter in `state` with lock `token`, unless one exists: then
  * its stored parameters must equal these, the seed aside when `seeded` is false, or one of the
  * `earlier` sizes (else `BLOOM_INCOMPATIBLE`), and its meta is returned.
  */
-export async function createMeta(
-  shards: ShardGenerations,
-  state: FilterState,
-  token: string,
-  what: string,
-  theirs = 'requested',
-  seeded = true,
-  counting = false,
-  earlier: readonly FilterParameters[] = [],
-): Promise<FilterMeta | undefined> {
+export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, options: CreateMetaOptions = {}): Promise<FilterMeta | undefined> {
+  const { theirs = 'requested', seeded = true, counting = false, earlier = [] } = options
   const { client, names, parameters, epoch } = shards
   const fields = encodeMeta(parameters, epoch, state, token)
   if (counting) fields.push('kind', 'counting')

@@ -129,8 +129,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkOptions(options)
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
-    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), options.timeout ?? 5000)
-    if ((await createMeta(shards, 'creating', token, `create "${name}"`, 'requested', seeded, false, earlier)) !== undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
+    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options))
+    if ((await createMeta(shards, 'creating', token, `create "${name}"`, { seeded, earlier })) !== undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
     try {
       await shards.forEachShard(async (shard) => {
         await shards.allocateNext(shard)
@@ -226,7 +226,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
-    const timeout = options.timeout ?? 5000
+    const timeout = timeoutOf(options)
     const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
     const meta = decodeMeta(name, fields)

@@ -9,6 +9,7 @@ import {
   checkOptions,
   checkRedisParameters,
   sizeRedisFilter,
+  timeoutOf,
   ttlMsOf,
   type RedisClient,
   type RedisCreateOptions,
@@ -87,9 +88,9 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     checkOptions(options)
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
-    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), options.timeout ?? 5000, COUNTER_BITS)
+    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options), COUNTER_BITS)
     const what = `create "${name}"`
-    if ((await createMeta(shards, 'creating', token, what, 'requested', seeded, true, earlier)) !== undefined) return RedisCountingFilter.open(client, name, options)
+    if ((await createMeta(shards, 'creating', token, what, { seeded, counting: true, earlier })) !== undefined) return RedisCountingFilter.open(client, name, options)
     try {
       await shards.forEachShard(async (shard) => {
         await shards.allocateNext(shard)
@@ -114,7 +115,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
-    const timeout = options.timeout ?? 5000
+    const timeout = timeoutOf(options)
     const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
     if (meta.counting !== true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a plain filter, not a counting one: open it with RedisBloomFilter.open`)
     const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout, COUNTER_BITS)
@@ -131,7 +132,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
-    return RedisCountingFilter.over(await importSnapshot(client, name, snapshot, options, true))
+    return RedisCountingFilter.over(await importSnapshot(client, name, snapshot, options, { counting: true }))
   }
 
   /** The Redis keys that hold the filter: its meta hash, then each shard's key. */
