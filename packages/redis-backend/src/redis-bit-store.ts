@@ -1,10 +1,11 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { BitStore, BitStoreCapabilities, PositionBatch, ShardGroup } from '@bloomkit/core/store'
+import { groupByShard, packCalls, splitByBlock } from './batch-groups.js'
 import { sendBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
 import { BatchConnections } from './batch-connection.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
-import { chunksOf, DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
+import { DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
 import { corkWrites, DEFAULT_COALESCE_WAIT_MS, isCluster, masterOfSlot, type RedisStoreOptions } from './options.js'
@@ -13,64 +14,8 @@ import { MAX_SCAN_BYTES, orWhole, readWhole } from './whole-shard.js'
 
 /** Bytes per orShard script call; the OR loop runs in Lua, so it is kept short to bound the blocking. */
 const OR_CHUNK_BYTES = 1 << 16
-/**
- * Keys per block-read script call. A batch's calls are all sent at once, so the server works on
- * the first while the client still encodes the next, and a call's Lua loop stays short.
- */
-const BLOCK_KEYS_PER_CALL = 256
 /** After a Cluster node refused a block read spanning slots, how long to read shard by shard (ms). */
 const ACROSS_SLOTS_RETRY_MS = 30_000
-
-/** Packs groups (split where needed) into calls of at most {@link BLOCK_KEYS_PER_CALL} keys. */
-function packCalls(groups: ShardGroup[]): ShardGroup[][] {
-  const parts = groups.map(({ shard, keys }) => ({ shard, keys, from: 0, to: keys.length }))
-  return chunksOf(parts, BLOCK_KEYS_PER_CALL).map((call) => call.map(({ shard, keys, from, to }) => ({ shard, keys: keys.subarray(from, to) })))
-}
-
-const NONE = new Uint32Array(0)
-
-/**
- * The batch's keys by shard, shards ascending, input order within each: core's groupByShard, by a
- * counting sort when the filter has few shards for the batch (no Map, one array of keys). Kept
- * here rather than in core's PositionBatch, which every browser bundle carries (~0.27 KB gzip
- * more there) while only this store sends batches of many keys per shard.
- */
-function groupByShard(batch: PositionBatch, shardCount: number): ShardGroup[] {
-  const { size, shards } = batch
-  if (shardCount > 4 * size + 64) return batch.groupByShard()
-  const starts = new Uint32Array(shardCount + 1)
-  for (let i = 0; i < size; i++) starts[shards[i] + 1]++
-  for (let s = 0; s < shardCount; s++) starts[s + 1] += starts[s]
-  const fill = starts.slice(0, shardCount)
-  const sorted = new Uint32Array(size)
-  for (let i = 0; i < size; i++) sorted[fill[shards[i]]++] = i
-  const groups: ShardGroup[] = []
-  for (let s = 0; s < shardCount; s++) if (starts[s + 1] > starts[s]) groups.push({ shard: s, keys: sorted.subarray(starts[s], starts[s + 1]) })
-  return groups
-}
-
-/**
- * The keys whose positions all lie in one 512-bit block (every key, when the positions come from
- * the blocked layout's hashing), and the others, which go per bit.
- */
-function splitByBlock(batch: PositionBatch, keys: Uint32Array): [Uint32Array, Uint32Array] {
-  const { positions, hashes } = batch
-  let spread: number[] | undefined
-  for (let k = 0; k < keys.length; k++) {
-    const first = keys[k] * hashes
-    const block = positions[first] >>> 9
-    for (let p = first + 1; p < first + hashes; p++) {
-      if (positions[p] >>> 9 !== block) {
-        ;(spread ??= []).push(keys[k])
-        break
-      }
-    }
-  }
-  if (spread === undefined) return [keys, NONE]
-  const others = new Set(spread)
-  return [keys.filter((key) => !others.has(key)), Uint32Array.from(spread)]
-}
-
 
 /**
  * The bits of a named filter in Redis (see {@link ShardGenerations} for the keys and markers).
@@ -298,7 +243,7 @@ export class RedisBitStore implements BitStore<false> {
   }
 
   /**
-   * Splits groups into block-read calls of at most {@link BLOCK_KEYS_PER_CALL} keys: any shards
+   * Splits groups into block-read calls ({@link packCalls}: 256 keys at most): any shards
    * together on a standalone server; on a Cluster the shards of one node together (or one shard
    * per call for a while after a node refused that, see {@link perShardUntil}).
    */
