@@ -7,20 +7,18 @@
 export { answerEach } from './answer-each.js'
 export type { BitStore, BitStoreCapabilities } from './bit-store.js'
 export { orInto, popcount, SET_BITS, TEST_BITS, testBitSetBit, testOrSetBatch, testOrSetGroup, testOrSetKey, type BitMode } from './bit-kernels.js'
-export { CHUNK_BYTES, shardRanges, snapshotChunks, type ShardRange, type SnapshotSource } from './chunks.js'
+export { CHUNK_BYTES, snapshotChunks, type ShardRange, type SnapshotSource } from './chunks.js'
 export { peekVersion, wholeSnapshot } from './snapshot-source.js'
 export { crc32 } from './crc32.js'
-export { checkBoolean, checkInteger, checkKeys, checkObject, invalidParameter, noJsonForm } from './errors.js'
+export { checkBoolean, checkInteger, checkObject, invalidParameter } from './errors.js'
 export type { SyncAsync } from './sync-async.js'
 export { createKeyHasher, KeyHasher } from './key-hasher.js'
 export {
   assertSameParameters,
   checkParameters,
   formatParameters,
-  checkScheme,
   HASH_SCHEMES,
   layoutOfScheme,
-  SCHEME_LAYOUTS,
   schemeOf,
   sameParameters,
   seedNote,
@@ -38,22 +36,19 @@ export {
   counterBatch,
   countCounters,
   COUNTER_BITS,
-  COUNTER_MAX,
   decrementKey,
   incrementKey,
   plainBitsOf,
   testKeyCounters,
   type CounterMode,
 } from './counter-kernels.js'
-export { counterRanges, counterShardBytesOf, encodeCountingHeader, isCounterStore, type CounterStore } from './counting-bloom-filter.js'
+export { counterShardBytesOf, encodeCountingHeader, type CounterStore } from './counting-bloom-filter.js'
 export {
   decodeSnapshot,
   decodeSnapshotHeader,
   encodeSnapshotHeader,
   readParameterFields,
   SNAPSHOT_HEADER_BYTES,
-  SNAPSHOT_TRAILER_BYTES,
-  SNAPSHOT_VERSION,
   COUNTING_SNAPSHOT_VERSION,
   snapshotBytes,
   type SnapshotKind,
@@ -67,7 +62,6 @@ export {
   compoundErrorRate,
   isLayeredOptions,
   layerCapacity,
-  layeredMergeRefused,
   layerErrorRate,
   modelRate,
   layerParameters,
