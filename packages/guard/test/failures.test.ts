@@ -102,8 +102,10 @@ describe('no false "not found" (behaviour 2)', () => {
   })
 
   test('a filter and a cache that hang (CLIENT PAUSE) time out once, are skipped for the cooldown, and the database answers', async () => {
-    const client = redisClient()
-    const admin = redisClient()
+    // A server of its own: CLIENT PAUSE ALL would stall every other guard test file running meanwhile.
+    const server = await startRedisServer()
+    const client = redisClient(server)
+    const admin = redisClient(server)
     try {
       const filter = await RedisBloomFilter.create(client, uniqueName('filter'), { capacity: 1000, errorRate: 0.01 })
       const guard = new CacheGuard<User>({ filter, cache: client, name: uniqueName('paused'), load: db.user, filterTimeout: 100, cacheTimeout: 100, lockWait: 0 })
@@ -117,6 +119,7 @@ describe('no false "not found" (behaviour 2)', () => {
       await admin.call('CLIENT', 'UNPAUSE')
       client.disconnect()
       admin.disconnect()
+      await server.stop()
     }
   })
 
