@@ -1,5 +1,6 @@
-import { fc, test } from '@fast-check/vitest'
-import { describe, expect } from 'vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
+import { describe, expect, test } from 'vitest'
 import xxhash from 'xxhash-wasm'
 import { BloomError } from '@bloomkit/core'
 import { KeyHasher } from '@bloomkit/core/store'
@@ -46,25 +47,25 @@ describe('KeyHasher', () => {
     expect(bytes.a).toBe(wasm.h32Raw(new Uint8Array(0), 1))
   })
 
-  test.prop([strings, seeds], { numRuns: 2000 })('the pure-JS pass equals xxhash-wasm for every string', (key, seed) => {
+  prop([strings, seeds], { numRuns: 2000 })('the pure-JS pass equals xxhash-wasm for every string', (key, seed) => {
     const hasher = pureJs(seed)
     hasher.hash(key)
     expect([hasher.a, hasher.b]).toEqual(reference(key, seed))
   })
 
-  test.prop([byteKeys, seeds], { numRuns: 1000 })('the pure-JS pass equals xxhash-wasm for every byte key', (key, seed) => {
+  prop([byteKeys, seeds], { numRuns: 1000 })('the pure-JS pass equals xxhash-wasm for every byte key', (key, seed) => {
     const hasher = pureJs(seed)
     hasher.hash(key)
     expect([hasher.a, hasher.b]).toEqual(reference(key, seed))
   })
 
-  test.prop([fc.string({ unit: 'binary', maxLength: 200 })], { numRuns: 2000 })('encodeUtf8 writes the bytes TextEncoder writes (lone surrogates as U+FFFD)', (text) => {
+  prop([fc.string({ unit: 'binary', maxLength: 200 })], { numRuns: 2000 })('encodeUtf8 writes the bytes TextEncoder writes (lone surrogates as U+FFFD)', (text) => {
     const bytes = new Uint8Array(text.length * 3)
     const length = encodeUtf8(text, bytes)
     expect(bytes.subarray(0, length)).toEqual(new TextEncoder().encode(text))
   })
 
-  test.prop([fc.uint8Array({ maxLength: 200 }), seeds], { numRuns: 1000 })('the word pass equals the byte pass', (key, seed) => {
+  prop([fc.uint8Array({ maxLength: 200 }), seeds], { numRuns: 1000 })('the word pass equals the byte pass', (key, seed) => {
     const buffer = new Uint8Array(key.length + 3)
     buffer.set(key)
     const words = new Int32Array(buffer.buffer, 0, buffer.length >>> 2)

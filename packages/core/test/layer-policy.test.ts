@@ -1,10 +1,11 @@
-import { fc, test } from '@fast-check/vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
 import { describe, expect, test as plainTest } from 'vitest'
 import { estimateErrorRate } from '@bloomkit/core'
 import { layerCapacity, layerErrorRate, layerParameters, layerPolicyOf, windowOf } from '@bloomkit/core/store'
 
 describe('layer policy: the error-bound maths', () => {
-  test.prop([fc.integer({ min: 1, max: 8 }), fc.double({ min: 0.05, max: 0.95, noNaN: true }), fc.constantFrom(0.1, 0.01, 0.001), fc.integer({ min: 1, max: 60 })])(
+  prop([fc.integer({ min: 1, max: 8 }), fc.double({ min: 0.05, max: 0.95, noNaN: true }), fc.constantFrom(0.1, 0.01, 0.001), fc.integer({ min: 1, max: 60 })])(
     'layer rates p·(1 − r)·r^i sum below p for any number of layers',
     (growth, tightening, errorRate, layers) => {
       const policy = layerPolicyOf({ capacity: 100, errorRate, growth, tightening })

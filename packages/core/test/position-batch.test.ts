@@ -1,4 +1,5 @@
-import { fc, test } from '@fast-check/vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
 import { expect } from 'vitest'
 import { PositionBatch } from '@bloomkit/core/store'
 
@@ -12,7 +13,7 @@ function model(shards: readonly number[]): Array<{ shard: number; keys: number[]
 // Few shards (many keys each) and many (mostly one key each).
 const shard = fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 65_535 }))
 
-test.prop([fc.array(shard, { maxLength: 300 }), fc.integer({ min: 0, max: 5 })], { seed: 20261125, numRuns: 300 })(
+prop([fc.array(shard, { maxLength: 300 }), fc.integer({ min: 0, max: 5 })], { seed: 20261125, numRuns: 300 })(
   'groupByShard groups every key by its shard, shards ascending, input order within each',
   (shards, spare) => {
     // A batch larger than its size: keys past `size` must not count.

@@ -1,5 +1,6 @@
-import { fc, test } from '@fast-check/vitest'
-import { describe, expect } from 'vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
+import { describe, expect, test } from 'vitest'
 import { fillBlockedPositions, fillPositions, fillRemixedPositions, fmix32, scaleToShard, shardOf } from '@bloomkit/core/spec'
 import { MAX_SHARD_BITS } from '@bloomkit/core'
 
@@ -70,13 +71,13 @@ function specShard(a: number, b: number, shards: number): number {
 }
 
 describe('positions', () => {
-  test.prop([u32, shardBits], { numRuns: 5000 })('scaleToShard is exactly ⌊h·m / 2^32⌋, for shards up to 2^32 bits', (h, m) => {
+  prop([u32, shardBits], { numRuns: 5000 })('scaleToShard is exactly ⌊h·m / 2^32⌋, for shards up to 2^32 bits', (h, m) => {
     const exact = Number((BigInt(h) * BigInt(m)) >> 32n)
     expect(scaleToShard(h, m)).toBe(exact)
     expect(exact).toBeLessThan(m)
   })
 
-  test.prop([u32, u32, shardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
+  prop([u32, u32, shardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
     'fillPositions follows the enhanced double hashing formula of the spec',
     (a, b, m, k) => {
       const out = new Uint32Array(k + 2)
@@ -87,7 +88,7 @@ describe('positions', () => {
     },
   )
 
-  test.prop([u32, u32, shardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
+  prop([u32, u32, shardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
     'fillRemixedPositions (scheme 3) follows the spec: scheme 1’s sequence through fmix32, then scaled',
     (a, b, m, k) => {
       const out = new Uint32Array(k + 2)
@@ -117,7 +118,7 @@ describe('positions', () => {
     expect(Math.abs(mean(distinctCounts(fillRemixedPositions, 48, 30, 20_000)) - expected)).toBeLessThan(0.1)
   })
 
-  test.prop([u32, u32, blockedShardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
+  prop([u32, u32, blockedShardBits, fc.integer({ min: 1, max: 64 })], { numRuns: 3000 })(
     'fillBlockedPositions follows the spec: one 512-bit block, probes stepped by 0x9E3779B9',
     (a, b, m, k) => {
       const out = new Uint32Array(k + 2)
@@ -133,7 +134,7 @@ describe('positions', () => {
     },
   )
 
-  test.prop([u32, u32, fc.integer({ min: 1, max: 65_536 })], { numRuns: 3000 })('shardOf follows the spec and stays in range', (a, b, shards) => {
+  prop([u32, u32, fc.integer({ min: 1, max: 65_536 })], { numRuns: 3000 })('shardOf follows the spec and stays in range', (a, b, shards) => {
     const shard = shardOf(a, b, shards)
     expect(shard).toBe(shards === 1 ? 0 : specShard(a, b, shards))
     expect(shard).toBeLessThan(shards)

@@ -1,5 +1,6 @@
-import { fc, test } from '@fast-check/vitest'
-import { describe, expect } from 'vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
+import { describe, expect, test } from 'vitest'
 import { BloomFilter, type FilterParameters } from '@bloomkit/core'
 import { createKeyHasher, crc32, decodeSnapshot, decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES, snapshotBytes, SnapshotReader } from '@bloomkit/core/store'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
@@ -48,7 +49,7 @@ describe('snapshot format', () => {
     expect(decoded.payload.length).toBe(parameters.bits / 8)
   })
 
-  test.prop([fc.array(fc.string(), { maxLength: 50 }), fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 20 })])(
+  prop([fc.array(fc.string(), { maxLength: 50 }), fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 20 })])(
     'SnapshotReader, fed in any chunking, yields the same payload and verifies it',
     async (keys, cuts) => {
       const snapshot = await filledSnapshot(keys)

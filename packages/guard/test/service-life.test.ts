@@ -1,4 +1,4 @@
-import { fc } from '@fast-check/vitest'
+import fc from 'fast-check'
 import type { PGlite } from '@electric-sql/pglite'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { CacheGuard, GuardError, type CacheGuardOptions } from '@bloomkit/guard'

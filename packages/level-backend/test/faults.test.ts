@@ -1,6 +1,6 @@
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fc } from '@fast-check/vitest'
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { LevelBloomFilter } from '@bloomkit/level-backend'

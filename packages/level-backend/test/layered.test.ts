@@ -1,4 +1,5 @@
-import { fc, test as propTest } from '@fast-check/vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
@@ -90,7 +91,7 @@ describe('LevelBloomFilter.create with growth (scalable)', () => {
     expect(await codeOf(LayeredLevelFilter.open(folder))).toBe('BLOOM_DATA_LOST')
   })
 
-  propTest.prop(
+  prop(
     [
       fc.record({ capacity: fc.integer({ min: 1, max: 15 }), growth: fc.integer({ min: 1, max: 3 }) }),
       fc.array(fc.oneof(fc.array(fc.integer({ min: 0, max: 150 }), { minLength: 1, maxLength: 20 }).map((add) => ({ add })), fc.integer({ min: 0, max: 200 }).map((has) => ({ has })), fc.constant({ reopen: true })), { maxLength: 20 }),
@@ -128,7 +129,7 @@ describe('LevelBloomFilter.create with growth (scalable)', () => {
 })
 
 describe('LevelBloomFilter.create with window (rotating)', () => {
-  propTest.prop(
+  prop(
     [
       // Without growth a window's one layer takes every key (31 here at most), so it gets the
       // capacity for them: an overfilled layer's false positives would read as a key kept too long.

@@ -1,4 +1,5 @@
-import { fc, test } from '@fast-check/vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
 import { readFileSync } from 'node:fs'
 import { describe, expect, test as plainTest } from 'vitest'
 import { BloomError, estimateErrorRate, type BloomKey } from '@bloomkit/core'
@@ -60,7 +61,7 @@ describe('LayeredMemoryFilter.create with growth (scalable)', () => {
     for (let i = 0; i < 100; i++) expect(fixed.some((layer) => layer.has(`k${i}`))).toBe(true)
   })
 
-  test.prop(
+  prop(
     [
       fc.record({ capacity: fc.integer({ min: 1, max: 20 }), growth: fc.integer({ min: 1, max: 4 }), seed: fc.integer({ min: 0, max: 0xffffffff }), layout: fc.constantFrom('blocked' as const, 'classic' as const, undefined) }),
       fc.array(fc.oneof(keys.map((key) => ({ add: key })), keys.map((key) => ({ has: key })), fc.constant({ roundTrip: true })), { maxLength: 120 }),
@@ -119,7 +120,7 @@ describe('LayeredMemoryFilter.create with window (rotating)', () => {
     expect(filter.layers()).toEqual([])
   })
 
-  test.prop(
+  prop(
     [
       // Without growth a window's one layer takes every key (61 here at most), so it gets the
       // capacity for them: an overfilled layer's false positives would read as a key kept too long.

@@ -1,5 +1,6 @@
-import { fc, test } from '@fast-check/vitest'
-import { describe, expect, test as plainTest } from 'vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
+import { describe, expect, test, test as plainTest } from 'vitest'
 import { BloomError, BloomFilter, estimateErrorRate, sizeFilter, type BloomKey } from '@bloomkit/core'
 import { createKeyHasher } from '@bloomkit/core/store'
 import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
@@ -39,14 +40,14 @@ describe('MemoryBloomFilter', () => {
     expect(filter.parameters.bits / 9585058).toBeLessThan(1.037)
   })
 
-  test.prop([sizes, fc.array(keys, { maxLength: 300 })], { numRuns: 150 })('no false negatives, for any keys and sizes', async (options, added) => {
+  prop([sizes, fc.array(keys, { maxLength: 300 })], { numRuns: 150 })('no false negatives, for any keys and sizes', async (options, added) => {
     const filter = await MemoryBloomFilter.create(options)
     filter.addMany(added)
     for (const key of added) expect(filter.has(key)).toBe(true)
     expect(filter.hasMany(added).every(Boolean)).toBe(true)
   })
 
-  test.prop([fc.array(keys, { maxLength: 100 }), fc.array(keys, { maxLength: 100 })], { numRuns: 100 })(
+  prop([fc.array(keys, { maxLength: 100 }), fc.array(keys, { maxLength: 100 })], { numRuns: 100 })(
     'addMany/hasMany give per-key answers in order, from arrays and from any other iterable alike',
     async (added, probes) => {
       const fromArray = await MemoryBloomFilter.create({ capacity: 1000, errorRate: 0.01 })
@@ -69,7 +70,7 @@ describe('MemoryBloomFilter', () => {
     expect(() => filter.addMany(sparse)).toThrowError(/got undefined/)
   })
 
-  test.prop([sizes, fc.boolean(), fc.array(keys, { maxLength: 200 }), fc.array(keys, { maxLength: 50 })], { numRuns: 100 })(
+  prop([sizes, fc.boolean(), fc.array(keys, { maxLength: 200 }), fc.array(keys, { maxLength: 50 })], { numRuns: 100 })(
     'the direct add/has path sets exactly the bits of the generic BloomFilter path (every hash scheme)',
     async (options, legacy, added, probes) => {
       // legacy: a classic filter of an earlier release (scheme 1), which the direct path still serves.
@@ -85,7 +86,7 @@ describe('MemoryBloomFilter', () => {
 
   // addMany/hasMany of an array hash a chunk of 256 keys, then probe it (ArrayProbe.many): batches
   // across chunk edges, with keys repeated inside a chunk and across chunks, on both layouts.
-  test.prop([sizes, fc.array(keys, { minLength: 1, maxLength: 60 }), fc.array(fc.nat(), { maxLength: 700 }), fc.array(fc.nat(), { maxLength: 600 })], { numRuns: 60 })(
+  prop([sizes, fc.array(keys, { minLength: 1, maxLength: 60 }), fc.array(fc.nat(), { maxLength: 700 }), fc.array(fc.nat(), { maxLength: 600 })], { numRuns: 60 })(
     'addMany/hasMany of arrays set the bits and give the answers of key-by-key calls, in key order',
     async (options, pool, addPicks, probePicks) => {
       const parameters = sizeFilter(options)

@@ -1,4 +1,4 @@
-import { fc } from '@fast-check/vitest'
+import fc from 'fast-check'
 import { afterAll, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'

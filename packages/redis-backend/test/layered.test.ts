@@ -1,4 +1,5 @@
-import { fc, test as propTest } from '@fast-check/vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
 import { afterAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { decodeLayeredSnapshot, KeyHasher } from '@bloomkit/core/store'
@@ -72,7 +73,7 @@ describe.each([
 })
 
 describe('layered filters on Redis', () => {
-  propTest.prop(
+  prop(
     [
       // Without growth a window's one layer takes every key (31 here at most), so it gets the
       // capacity for them: an overfilled layer's false positives would read as a key kept too long.
@@ -266,7 +267,7 @@ describe('layered filters on Redis', () => {
     await layered.destroy()
   })
 
-  propTest.prop(
+  prop(
     [
       fc.record({ capacity: fc.integer({ min: 1, max: 20 }), growth: fc.integer({ min: 1, max: 3 }) }),
       fc.array(fc.oneof(fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 30 }).map((add) => ({ add })), fc.integer({ min: 0, max: 300 }).map((has) => ({ has }))), {

@@ -1,4 +1,4 @@
-import { fc } from '@fast-check/vitest'
+import fc from 'fast-check'
 import { afterAll, expect, test } from 'vitest'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
