@@ -3,5 +3,5 @@ import { alias, propertySeeds } from '../../vitest.shared.js'
 
 export default defineProject({
   resolve: { alias },
-  test: { ...propertySeeds, name: 'core', include: ['test/**/*.test.ts'], testTimeout: 30_000, typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' } },
+  test: { ...propertySeeds, name: 'core', include: ['test/**/*.test.ts'], testTimeout: 30_000 },
 })

@@ -7,7 +7,6 @@ export default defineProject({
     ...propertySeeds,
     name: 'guard',
     include: ['test/**/*.test.ts'],
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' },
     // One throwaway redis-server for the whole run; each test uses its own guard name.
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

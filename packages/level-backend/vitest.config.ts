@@ -9,6 +9,5 @@ export default defineProject({
     include: ['test/**/*.test.ts'],
     exclude: ['test/**/*.browser.test.ts'],
     testTimeout: 30_000,
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' },
   },
 })

@@ -10,6 +10,5 @@ export default defineProject({
     testTimeout: 30_000,
     include: ['test/**/*.test.ts'],
     exclude: ['test/**/*.browser.test.ts'],
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: '../../tsconfig.json' },
   },
 })
