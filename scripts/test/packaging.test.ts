@@ -47,8 +47,15 @@ const publishable = readdirSync(join(root, 'packages'))
 async function tarList(file: string): Promise<string[]> {
   return (await execFile('tar', ['tzf', file])).stdout.trim().split('\n')
 }
+/** Each tarball unpacked once, into a folder of its own: `tar xzOf` per member unzipped the whole tarball each time. */
+const unpacked = new Map<string, Promise<string>>()
 async function tarRead(file: string, member: string): Promise<string> {
-  return (await execFile('tar', ['xzOf', file, member], { maxBuffer: 64 * 2 ** 20 })).stdout
+  if (!unpacked.has(file)) {
+    const folder = join(work, 'unpacked', String(unpacked.size))
+    mkdirSync(folder, { recursive: true })
+    unpacked.set(file, execFile('tar', ['xzf', file, '-C', folder]).then(() => folder))
+  }
+  return readFileSync(join(await unpacked.get(file)!, member), 'utf8')
 }
 
 beforeAll(async () => {
@@ -62,7 +69,7 @@ beforeAll(async () => {
     tarballs.set(packageJson(folder).name, file.startsWith('/') ? file : join(packs, file))
   }
   server = await startRedisServer()
-}, 120_000)
+})
 
 afterAll(async () => {
   await server?.stop()
@@ -183,7 +190,7 @@ test('a fresh app with ioredis 5 installs the tarballs, compiles the READMEs and
   } finally {
     redis.disconnect()
   }
-}, 120_000)
+})
 
 /** Packages the README examples import besides bloomkit's and ioredis (a user's database, say), at the workspace's versions. */
 function exampleDependencies(): Record<string, string> {
