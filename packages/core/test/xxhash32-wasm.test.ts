@@ -1,6 +1,7 @@
-import { fc, test } from '@fast-check/vitest'
+import fc from 'fast-check'
+import { prop } from '../../../test-support/property-test.js'
 import { readFileSync } from 'node:fs'
-import { describe, expect } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import wabt from 'wabt'
 import xxhash from 'xxhash-wasm'
 import { KeyHasher } from '@bloomkit/core/store'
@@ -46,14 +47,14 @@ describe('WebAssembly XXH32', () => {
     }
   })
 
-  test.prop([fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 100 })), seeds], { numRuns: 2000 })(
+  prop([fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 100 })), seeds], { numRuns: 2000 })(
     'equals xxhash-wasm for every string (lone surrogates as U+FFFD)',
     (key, seed) => {
       expect(viaOurs(key, seed)).toEqual(both(key, seed))
     },
   )
 
-  test.prop([fc.uint8Array({ maxLength: 400 }), seeds], { numRuns: 1000 })('equals xxhash-wasm for every byte key', (key, seed) => {
+  prop([fc.uint8Array({ maxLength: 400 }), seeds], { numRuns: 1000 })('equals xxhash-wasm for every byte key', (key, seed) => {
     expect(viaOurs(key, seed)).toEqual(both(key, seed))
   })
 
