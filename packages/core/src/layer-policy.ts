@@ -1,5 +1,6 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
 import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
+import { checkOptionNames } from './option-names.js'
 import { BLOCK_BITS } from './positions.js'
 import { randomSeed } from './seed.js'
 import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter, type SizingOptions } from './sizing.js'
@@ -47,6 +48,9 @@ export interface RotatingOptions extends SizingOptions {
   /** Milliseconds since the Unix epoch, for tests. Default: `Date.now`. */
   readonly clock?: () => number
 }
+
+/** The names of {@link WindowOptions} (a Record, so that a new one must be listed). */
+const WINDOW_OPTIONS = Object.keys({ seconds: true, keep: true } satisfies Record<keyof WindowOptions, true>)
 
 /** Options that make a layered filter: a scalable (`growth`) or a rotating (`window`) one. */
 export type LayeredOptions = ScalableOptions | RotatingOptions
@@ -104,6 +108,7 @@ export function layerPolicyOf(options: LayeredOptions): LayerPolicy {
   if (rotating) {
     const window = (options as RotatingOptions).window
     if (window === null || typeof window !== 'object') throw invalidParameter('window', 'an object { seconds, keep }', window)
+    checkOptionNames('window', window, [], WINDOW_OPTIONS)
     seconds = checkInteger('window.seconds', window.seconds, 1, 0xffffffff)
     keep = checkInteger('window.keep', window.keep, 1, 65_536)
     const clock = (options as RotatingOptions).clock

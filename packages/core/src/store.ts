@@ -11,6 +11,7 @@ export { CHUNK_BYTES, snapshotChunks, type ShardRange, type SnapshotSource } fro
 export { peekVersion, wholeSnapshot } from './snapshot-source.js'
 export { crc32 } from './crc32.js'
 export { checkBoolean, checkInteger, checkObject, invalidParameter } from './errors.js'
+export { checkOptionNames, type OptionGroup } from './option-names.js'
 export type { SyncAsync } from './sync-async.js'
 export { createKeyHasher, KeyHasher } from './key-hasher.js'
 export {

@@ -71,6 +71,7 @@ test("'@bloomkit/core/store' holds what a backend author needs", () => {
     | 'checkInteger'
     | 'checkObject'
     | 'invalidParameter'
+    | 'checkOptionNames'
     | 'createKeyHasher'
     | 'KeyHasher'
     | 'assertSameParameters'

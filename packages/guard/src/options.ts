@@ -1,6 +1,6 @@
 import { isGuardCache, RedisCache, type GuardCache, type RedisCommandClient } from './cache.js'
 import { isWellFormed } from './entries.js'
-import { invalidOption } from './errors.js'
+import { GuardError, invalidOption } from './errors.js'
 
 /** A key: what the filters take (a string or a Uint8Array). */
 export type GuardKey = string | Uint8Array
@@ -118,9 +118,60 @@ export interface GuardSettings<V, K extends GuardKey> {
   l1: { max: number; ttl: number } | undefined
 }
 
+/** The names of {@link CacheGuardOptions}, written as a Record so that an option added to the type must be listed. */
+const GUARD_OPTIONS = Object.keys(
+  {
+    filter: true,
+    load: true,
+    cache: true,
+    name: true,
+    ttl: true,
+    nullTtl: true,
+    jitter: true,
+    serialize: true,
+    deserialize: true,
+    onFilterError: true,
+    filterTimeout: true,
+    cacheTimeout: true,
+    cooldown: true,
+    lock: true,
+    loadTimeout: true,
+    lockTtl: true,
+    lockWait: true,
+    l1: true,
+  } satisfies Record<keyof CacheGuardOptions<unknown>, true>,
+)
+
+/**
+ * Refuses a name `allowed` does not hold, naming it and the nearest allowed one: a typo (`nulTtl`)
+ * would otherwise silently keep a default. Core's checkOptionNames does the same for filters; the
+ * guard keeps its own small copy because it has no runtime dependency on @bloomkit/core.
+ */
+function checkNames(what: string, options: object, allowed: readonly string[]): void {
+  const unknown = Object.keys(options).filter((name) => !allowed.includes(name))
+  if (unknown.length === 0) return
+  const named = unknown.map((name) => {
+    const near = allowed.find((candidate) => editDistance(name.toLowerCase(), candidate.toLowerCase()) <= 2)
+    return `"${name}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`
+  })
+  throw new GuardError('GUARD_INVALID_OPTION', `${what}: unknown option${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; it takes ${allowed.join(', ')}`)
+}
+
+/** Levenshtein distance (option names are short: a row at a time is plenty). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    row = next
+  }
+  return row[b.length]
+}
+
 /** Checks every option, naming the first bad one; applies defaults. */
 export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V, K>): GuardSettings<V, K> {
   if (options === null || typeof options !== 'object') throw invalidOption('options', 'an object', options)
+  checkNames('CacheGuard', options, GUARD_OPTIONS)
   const { filter, load, cache } = options
   if (filter === null || typeof filter !== 'object' || typeof filter.has !== 'function' || typeof filter.hasMany !== 'function' || typeof filter.add !== 'function') {
     throw invalidOption('filter', 'a bloomkit filter (MemoryBloomFilter, LevelBloomFilter, RedisBloomFilter)', filter)
@@ -147,6 +198,7 @@ export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V
   let l1: GuardSettings<V, K>['l1']
   if (options.l1 !== undefined && options.l1 !== false) {
     if (options.l1 === null || typeof options.l1 !== 'object') throw invalidOption('l1', 'false or { max, ttl? }', options.l1)
+    checkNames('CacheGuard l1', options.l1, ['max', 'ttl'])
     l1 = { max: integer('l1.max', options.l1.max, 1, 100_000_000), ttl: integer('l1.ttl', options.l1.ttl ?? 1000, 1, 86_400_000) }
   }
   return {

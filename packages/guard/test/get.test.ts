@@ -296,6 +296,23 @@ describe('keys and options (behaviour 6)', () => {
     expect(error!.message.startsWith(`${option} must be`)).toBe(true)
   })
 
+  test.each([
+    ['nulTtl', { nulTtl: 1000 }, 'CacheGuard: unknown option "nulTtl" (did you mean "nullTtl"?); it takes filter, load, cache, '],
+    ['capacity', { capacity: 1000 }, 'CacheGuard: unknown option "capacity"; it takes '],
+    ['l1.maks', { l1: { maks: 10 } }, 'CacheGuard l1: unknown option "maks" (did you mean "max"?); it takes max, ttl'],
+  ])('an unknown option name (%s) is GUARD_INVALID_OPTION naming it, not silently ignored (issue 23)', async (_, bad, message) => {
+    const { filter } = await setUp()
+    let error: unknown
+    try {
+      new CacheGuard<User>({ filter, name: 'x', load: db.user, ...(bad as object) })
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(GuardError)
+    expect((error as GuardError).code).toBe('GUARD_INVALID_OPTION')
+    expect((error as GuardError).message).toContain(message)
+  })
+
   test('a closed filter is GUARD_INVALID_OPTION naming filter, at construction and at get', async () => {
     const { filter, guard } = await setUp()
     filter.close()

@@ -1,6 +1,7 @@
 import { CountingBloomFilter, sizeFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, earlierSizeFilter, newFilterParameters, type SnapshotSource } from '@bloomkit/core/store'
+import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, type SnapshotSource } from '@bloomkit/core/store'
 import { LevelCounterStore } from './level-counter-store.js'
+import { checkLevelOptionNames } from './options.js'
 
 /**
  * A counting Bloom filter in a LevelDB folder (IndexedDB in browsers): `remove`/`removeMany`
@@ -42,12 +43,14 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
    * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter, or other parameters, there), `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`, …
    */
   static async create(location: string, options: SizingOptions): Promise<CountingLevelFilter> {
+    checkLevelOptionNames('CountingLevelFilter.create', options)
     const { parameters, seeded, earlier } = newFilterParameters(options, sizeFilter, earlierSizeFilter)
     return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, { seeded, earlier }))
   }
 
   /** A new counting filter with explicit parameters. */
   static async fromParameters(location: string, parameters: FilterParametersInput): Promise<CountingLevelFilter> {
+    checkOptionNames('CountingLevelFilter.fromParameters', parameters, ['parameters'])
     return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters))
   }
 

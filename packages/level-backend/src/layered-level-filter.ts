@@ -4,7 +4,7 @@ import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatab
 import { storeError } from './errors.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
-import type { LevelCreateStoreOptions, LevelStoreOptions } from './options.js'
+import { checkLevelOptionNames, type LevelCreateStoreOptions, type LevelStoreOptions } from './options.js'
 
 /** Options of {@link LayeredLevelFilter.create}: a scalable (`growth`) or rotating (`window`) policy, and each layer's store options. */
 export type LayeredLevelOptions = LayeredOptions & LevelCreateStoreOptions
@@ -31,6 +31,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    * @throws BloomError `BLOOM_INVALID_PARAMETER`, `BLOOM_INCOMPATIBLE` (another policy), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(location: string, options: LayeredLevelOptions): Promise<LayeredLevelFilter> {
+    checkLevelOptionNames('LayeredLevelFilter.create', options)
     const policy = layerPolicyOf(options)
     const where = canonicalLocation(location)
     return LevelLayers.withManifest(where, { create: true }, async (db) => {
@@ -52,6 +53,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    *   `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(location: string, options: LayeredLevelOpenOptions = {}): Promise<LayeredLevelFilter> {
+    checkLevelOptionNames('LayeredLevelFilter.open', options)
     const where = canonicalLocation(location)
     const opened = LevelLayers.withManifest(where, { create: false }, async (db) => {
       const manifest = await readManifest(db, where)
@@ -76,6 +78,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    *   folder holds something), `BLOOM_LOCKED` (another import there is running), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(location: string, snapshot: Uint8Array, options: LevelCreateStoreOptions & { clock?: () => number } = {}): Promise<LayeredLevelFilter> {
+    checkLevelOptionNames('LayeredLevelFilter.import', options)
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
     const where = canonicalLocation(location)
     const entries = snapshotLayerEntries(policy, layers).map((entry, i) => ({ ...entry, parameters: layers[i].parameters }))

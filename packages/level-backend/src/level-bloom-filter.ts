@@ -7,7 +7,7 @@ import { CountingLevelFilter } from './counting-level-filter.js'
 import { canonicalLocation, closeDatabase, openDatabase } from './database.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { COUNTING_META_KEY } from './level-counter-store.js'
-import type { LevelCreateStoreOptions } from './options.js'
+import { checkLevelOptionNames, type LevelCreateStoreOptions } from './options.js'
 
 /** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
 export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}
@@ -53,6 +53,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
     location: string,
     options: LevelCreateOptions | LayeredLevelOptions | (LevelCreateOptions & { readonly counting: true }),
   ): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
+    checkLevelOptionNames('LevelBloomFilter.create', options)
     // With `counting: true`, a counting filter (counting-level-filter.ts); not layered.
     if ((options as { counting?: unknown } | undefined)?.counting === true) {
       if (isLayeredOptions(options)) {
@@ -86,6 +87,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static open(location: string, options: LevelOpenOptions & { readonly kind: 'layered' }): Promise<LayeredLevelFilter>
   static open(location: string, options?: LevelOpenOptions): Promise<LevelBloomFilter | LayeredLevelFilter>
   static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter> {
+    checkLevelOptionNames('LevelBloomFilter.open', options)
     const kind = checkKind(options.kind)
     if (kind === 'layered') return LayeredLevelFilter.open(location, options)
     const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
@@ -116,6 +118,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static import(location: string, snapshot: SnapshotSource, options: LevelImportOptions & { readonly kind: 'layered' }): Promise<LayeredLevelFilter>
   static import(location: string, snapshot: SnapshotSource, options?: LevelImportOptions): Promise<LevelBloomFilter | LayeredLevelFilter>
   static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter> {
+    checkLevelOptionNames('LevelBloomFilter.import', options)
     const kind = checkKind(options.kind)
     const { version, source } = await peekVersion(snapshot)
     if (version === LAYERED_SNAPSHOT_VERSION) {

@@ -1,5 +1,5 @@
 import type { FilterParameters } from '@bloomkit/core'
-import { checkBoolean, checkInteger, checkObject, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
+import { checkBoolean, checkInteger, checkObject, checkOptionNames, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
 
 /** Options for opening a LevelDB store; none of them is stored in the folder. */
 export interface LevelStoreOptions {
@@ -31,6 +31,20 @@ export interface LevelCreateStoreOptions extends LevelStoreOptions {
    * @default 16 KiB
    */
   readonly pageBytes?: number
+}
+
+/** The store's option names, written as a Record so that an option added to the type must be listed. */
+const STORE_OPTIONS = Object.keys({ cacheBytes: true, sync: true, checkpointBytes: true, pageBytes: true } satisfies Record<keyof LevelCreateStoreOptions, true>)
+
+/**
+ * Refuses an option name no LevelDB call takes (a typo such as `capcity` would otherwise leave a
+ * default in place), naming it and suggesting the nearest. Every entry checks against all the
+ * backend's names, not its own subset: one call's options are passed on to another (create to a
+ * layered or counting create, open to a layered open), and a Redis-only option is still refused.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER`.
+ */
+export function checkLevelOptionNames(call: string, options: unknown): void {
+  checkOptionNames(call, options, ['sizing', 'layered', 'counting', 'kind'], STORE_OPTIONS)
 }
 
 /** Bytes of a page by default: measured in benchmarks/src/level.ts (see the README). */

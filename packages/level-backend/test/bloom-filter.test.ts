@@ -197,7 +197,9 @@ describe('folder format', () => {
 
 describe('set-bit counts', () => {
   // One fixed seed, so that the memory filters it is compared with place keys alike.
-  const options = { capacity: 10_000, errorRate: 0.01, seed: 11, pageBytes: 1024, cacheBytes: 4096 }
+  const sizing = { capacity: 10_000, errorRate: 0.01, seed: 11 }
+  // Store options apart: the memory filters are refused options they do not take.
+  const options = { ...sizing, pageBytes: 1024, cacheBytes: 4096 }
 
   test('after a clean close, estimateCount comes from the stored counts, without reading pages', async () => {
     const folder = folders.path()
@@ -220,7 +222,7 @@ describe('set-bit counts', () => {
 
   test('stored counts are not trusted when a log is left to replay: pages evicted after them already hold replayed bits', async () => {
     const folder = folders.path()
-    const reference = await MemoryBloomFilter.create(options)
+    const reference = await MemoryBloomFilter.create(sizing)
     const first = await LevelBloomFilter.create(folder, options)
     await first.addMany(keys('a', 2000))
     reference.addMany(keys('a', 2000))
@@ -240,11 +242,11 @@ describe('set-bit counts', () => {
 
   test('after merge, clear and import the counts stay exact across reopening', async () => {
     const folder = folders.path()
-    const reference = await MemoryBloomFilter.create(options)
+    const reference = await MemoryBloomFilter.create(sizing)
     const filter = await LevelBloomFilter.create(folder, options)
     await filter.addMany(keys('x', 1000))
     reference.addMany(keys('x', 1000))
-    const other = await MemoryBloomFilter.create(options)
+    const other = await MemoryBloomFilter.create(sizing)
     other.addMany(keys('y', 1500))
     reference.merge(other)
     await filter.merge(other)

@@ -19,7 +19,9 @@ async function* inChunks(bytes: Uint8Array, size: number): AsyncGenerator<Uint8A
 
 describe('snapshots', () => {
   // 3 shards whose size is not a multiple of the 1 KiB page, so the last page of each shard is short.
-  const options = { capacity: 20_000, errorRate: 0.01, shards: 3, seed: 99, pageBytes: 1024, cacheBytes: 8192 }
+  const sizing = { capacity: 20_000, errorRate: 0.01, shards: 3, seed: 99 }
+  // Store options apart: the memory filters are refused options they do not take.
+  const options = { ...sizing, pageBytes: 1024, cacheBytes: 8192 }
 
   test('LevelDB → memory → LevelDB, bit for bit', async () => {
     const level = await LevelBloomFilter.create(folders.path(), options)
@@ -41,7 +43,7 @@ describe('snapshots', () => {
   })
 
   test('import from small chunks equals import from one buffer, survives reopen, and writes no all-zero page', async () => {
-    const source = await MemoryBloomFilter.create(options)
+    const source = await MemoryBloomFilter.create(sizing)
     source.addMany(keys('few', 20))
     const snapshot = source.export()
     const folder = folders.path()
@@ -58,7 +60,7 @@ describe('snapshots', () => {
   })
 
   test('a snapshot with a flipped bit, or cut short, never yields a filter and leaves no folder', async () => {
-    const source = await MemoryBloomFilter.create(options)
+    const source = await MemoryBloomFilter.create(sizing)
     source.addMany(keys('x', 1000))
     const good = source.export()
     const flipped = good.slice()
@@ -72,7 +74,7 @@ describe('snapshots', () => {
   })
 
   test('a streamed import that goes on past what its header declared is refused at once: the source is not read further, no folder is left', async () => {
-    const source = await MemoryBloomFilter.create(options)
+    const source = await MemoryBloomFilter.create(sizing)
     source.addMany(keys('y', 1000))
     const good = source.export()
     let extra = 0
@@ -105,7 +107,7 @@ describe('snapshots', () => {
     const existing = await LevelBloomFilter.create(folder, options)
     await existing.add('mine')
     await existing.close()
-    const other = await MemoryBloomFilter.create(options)
+    const other = await MemoryBloomFilter.create(sizing)
     await expect(LevelBloomFilter.import(folder, other.export())).rejects.toMatchObject({ code: 'BLOOM_INVALID_PARAMETER', message: expect.stringContaining(folder) })
     const reopened = await LevelBloomFilter.open(folder, { kind: 'fixed' })
     expect(await reopened.has('mine')).toBe(true)
@@ -114,16 +116,16 @@ describe('snapshots', () => {
 
   test('merge: a LevelDB filter takes in a memory filter and the other way round', async () => {
     const level = await LevelBloomFilter.create(folders.path(), options)
-    const memory = await MemoryBloomFilter.create(options)
+    const memory = await MemoryBloomFilter.create(sizing)
     await level.addMany(keys('l', 3000))
     memory.addMany(keys('m', 3000))
     await level.merge(memory)
     expect((await level.hasMany([...keys('l', 3000), ...keys('m', 3000)])).every(Boolean)).toBe(true)
-    const fresh = await MemoryBloomFilter.create(options)
+    const fresh = await MemoryBloomFilter.create(sizing)
     await fresh.merge(level)
     expect(same(fresh.export(), await level.export())).toBe(true)
     expect(Math.abs((await level.estimateCount()) - 6000)).toBeLessThan(150)
-    const other = await MemoryBloomFilter.create({ ...options, seed: 1 })
+    const other = await MemoryBloomFilter.create({ ...sizing, seed: 1 })
     await expect(level.merge(other)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE' })
     await level.close()
   })

@@ -1,5 +1,5 @@
 import { CountingBloomFilter, type BloomKey, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { answerEach, CounterProbe, createKeyHasher, decodeSnapshot, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
+import { answerEach, checkOptionNames, CounterProbe, createKeyHasher, decodeSnapshot, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { MemoryCounterStore } from './memory-counter-store.js'
 
 /**
@@ -32,17 +32,20 @@ export class CountingMemoryFilter extends CountingBloomFilter<true> {
    * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
    */
   static async create(options: SizingOptions): Promise<CountingMemoryFilter> {
+    checkOptionNames('CountingMemoryFilter.create', options, ['sizing', 'counting'])
     return CountingMemoryFilter.fromParameters(newFilterParameters(options).parameters)
   }
 
   /** A new, empty counting filter with explicit parameters (e.g. those of a filter you will merge with). */
   static async fromParameters(parameters: FilterParametersInput): Promise<CountingMemoryFilter> {
+    checkOptionNames('CountingMemoryFilter.fromParameters', parameters, ['parameters'])
     const store = new MemoryCounterStore(parameters)
     return new CountingMemoryFilter(store, await createKeyHasher(store.parameters.seed))
   }
 
   /** Like {@link CountingMemoryFilter.fromParameters}, without waiting for xxhash-wasm (same hashes, pure JS). */
   static fromParametersSync(parameters: FilterParametersInput): CountingMemoryFilter {
+    checkOptionNames('CountingMemoryFilter.fromParametersSync', parameters, ['parameters'])
     const store = new MemoryCounterStore(parameters)
     return new CountingMemoryFilter(store, new KeyHasher(store.parameters.seed))
   }

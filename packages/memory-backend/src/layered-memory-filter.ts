@@ -1,5 +1,5 @@
 import { LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, decodeLayeredSnapshot, KeyHasher, layerPolicyOf, snapshotLayerEntries, snapshotVersionOf, type LayerPolicy } from '@bloomkit/core/store'
+import { checkOptionNames, createKeyHasher, decodeLayeredSnapshot, KeyHasher, layerPolicyOf, snapshotLayerEntries, snapshotVersionOf, type LayerPolicy } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from './memory-bloom-filter.js'
 import { MemoryLayers } from './memory-layers.js'
 
@@ -8,6 +8,9 @@ export interface LayeredMemoryImportOptions {
   /** Milliseconds since the Unix epoch, for a rotating filter. Default: `Date.now`. */
   readonly clock?: () => number
 }
+
+/** The names of {@link LayeredMemoryImportOptions} (a Record, so that a new option must be listed). */
+const IMPORT_OPTIONS = Object.keys({ clock: true } satisfies Record<keyof LayeredMemoryImportOptions, true>)
 
 /**
  * A layered Bloom filter in memory (core's {@link LayeredFilter} over `Uint8Array` layers):
@@ -33,12 +36,14 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
    * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
    */
   static async create(options: LayeredOptions): Promise<LayeredMemoryFilter> {
+    checkOptionNames('LayeredMemoryFilter.create', options, ['sizing', 'layered'])
     const policy = layerPolicyOf(options)
     return LayeredMemoryFilter.empty(policy, options, await createKeyHasher(policy.seed))
   }
 
   /** Like {@link LayeredMemoryFilter.create}, without waiting for xxhash-wasm (same hashes, pure JS). */
   static createSync(options: LayeredOptions): LayeredMemoryFilter {
+    checkOptionNames('LayeredMemoryFilter.createSync', options, ['sizing', 'layered'])
     const policy = layerPolicyOf(options)
     return LayeredMemoryFilter.empty(policy, options, new KeyHasher(policy.seed))
   }
@@ -51,6 +56,7 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
    * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` or `BLOOM_UNSUPPORTED_VERSION`.
    */
   static async import(snapshot: Uint8Array, options: LayeredMemoryImportOptions = {}): Promise<LayeredMemoryFilter | MemoryBloomFilter> {
+    checkOptionNames('LayeredMemoryFilter.import', options, [], IMPORT_OPTIONS)
     if (snapshotVersionOf(snapshot) === 1) return MemoryBloomFilter.import(snapshot)
     const decoded = decodeLayeredSnapshot(snapshot)
     return LayeredMemoryFilter.fromDecoded(decoded, await createKeyHasher(decoded.policy.seed), options)
@@ -58,6 +64,7 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
 
   /** Like {@link LayeredMemoryFilter.import}, without waiting for xxhash-wasm. */
   static importSync(snapshot: Uint8Array, options: LayeredMemoryImportOptions = {}): LayeredMemoryFilter | MemoryBloomFilter {
+    checkOptionNames('LayeredMemoryFilter.importSync', options, [], IMPORT_OPTIONS)
     if (snapshotVersionOf(snapshot) === 1) return MemoryBloomFilter.importSync(snapshot)
     const decoded = decodeLayeredSnapshot(snapshot)
     return LayeredMemoryFilter.fromDecoded(decoded, new KeyHasher(decoded.policy.seed), options)

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { answerEach, ArrayProbe, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
+import { answerEach, ArrayProbe, checkOptionNames, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
 import { MemoryBitStore } from './memory-bit-store.js'
 
 /** Keys per chunk of addMany/hasMany: hashed together, then probed together. */
@@ -36,6 +36,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
    *   `growth` or `window`, the layered entry).
    */
   static async create(options: SizingOptions): Promise<MemoryBloomFilter> {
+    checkOptionNames('MemoryBloomFilter.create', options, ['sizing', 'layered', 'counting'])
     // Counting and layered filters come from their own entries, so that this one's bundle stays lean.
     if ((options as { counting?: unknown } | undefined)?.counting === true) {
       throw new BloomError('BLOOM_INVALID_PARAMETER', "counting: use CountingMemoryFilter from '@bloomkit/memory-backend/counting'")
@@ -52,6 +53,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
 
   /** A new, empty filter with explicit parameters (e.g. those of a filter you will merge with). */
   static async fromParameters(parameters: FilterParametersInput): Promise<MemoryBloomFilter> {
+    checkOptionNames('MemoryBloomFilter.fromParameters', parameters, ['parameters'])
     const store = new MemoryBitStore(parameters)
     return new MemoryBloomFilter(store, await createKeyHasher(store.parameters.seed))
   }
@@ -62,6 +64,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
    * 128 bytes and more) until a later async `create` has loaded WebAssembly.
    */
   static fromParametersSync(parameters: FilterParametersInput): MemoryBloomFilter {
+    checkOptionNames('MemoryBloomFilter.fromParametersSync', parameters, ['parameters'])
     const store = new MemoryBitStore(parameters)
     return new MemoryBloomFilter(store, new KeyHasher(store.parameters.seed))
   }

@@ -53,8 +53,9 @@ test('the fixed filter’s plain bundle carries no layered code', async () => {
   // entry). A bound, so that layered code creeping back fails here; what the rest is made of, and
   // what 6 KB would take, is in benchmarks/README.md ("Bundle size").
   // Honest sizing (issue 20: sizeFilter's exact rate of small shards and blocks) added ~0.47 KB:
-  // 11,289 B measured.
-  expect(gzip).toBeLessThan(11_500)
+  // 11,289 B measured. Refusing unknown option names with a did-you-mean suggestion (issue 23: core's
+  // option-names.ts, 982 B minified) moved it to 11,757 B.
+  expect(gzip).toBeLessThan(12_000)
 })
 
 test('the layered entry bundles the layered filter (so the check above can fail)', async () => {

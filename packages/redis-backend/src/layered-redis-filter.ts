@@ -4,7 +4,7 @@ import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
 import { CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from './meta.js'
-import { checkClient, checkOptions, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
+import { checkClient, checkOptions, checkRedisOptionNames, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { RedisLayers, type RedisLayer } from './redis-layers.js'
 
@@ -51,6 +51,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   or another policy), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(redis: RedisClient, name: string, options: LayeredRedisOptions): Promise<LayeredRedisFilter> {
+    checkRedisOptionNames('LayeredRedisFilter.create', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
@@ -72,6 +73,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_DATA_LOST` (a listed layer is gone), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(redis: RedisClient, name: string, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
+    checkRedisOptionNames('LayeredRedisFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
@@ -97,6 +99,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   (`name` is taken), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(redis: RedisClient, name: string, snapshot: Uint8Array, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
+    checkRedisOptionNames('LayeredRedisFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
@@ -119,6 +122,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
 
   /** Deletes the layered filter `name` (meta and every layer). Resolves to false if there was none. */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
+    checkRedisOptionNames('LayeredRedisFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
     const timeout = timeoutOf(options)

@@ -1,4 +1,4 @@
-import { checkInteger, checkParameters, invalidParameter, shardBitsOf } from '@bloomkit/core/store'
+import { checkInteger, checkOptionNames, checkParameters, invalidParameter, shardBitsOf } from '@bloomkit/core/store'
 import { BloomError, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 
 type RedisKey = string | Buffer
@@ -173,6 +173,36 @@ export interface RebuildOptions {
    */
   readonly force?: boolean
 }
+
+/** The backend's own option names, written as a Record so that an option added to the types must be listed. */
+const REDIS_OPTIONS = Object.keys(
+  {
+    timeout: true,
+    keysPerCommand: true,
+    scanBytesPerKey: true,
+    blockReads: true,
+    batchConnection: true,
+    coalesceWait: true,
+    lockWait: true,
+    ttl: true,
+    replaceParameters: true,
+    force: true,
+  } satisfies Record<keyof RedisReplaceOptions, true>,
+)
+
+/**
+ * Refuses an option name no Redis call takes (a typo such as `capcity` would otherwise leave a
+ * default in place), naming it and suggesting the nearest. Every entry checks against all the
+ * backend's names, not its own subset: one call's options are passed on to another (create opens,
+ * a layered filter imports its layers), and a LevelDB-only option such as `cacheBytes` is still refused.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER`.
+ */
+export function checkRedisOptionNames(call: string, options: unknown): void {
+  checkOptionNames(call, options, ['sizing', 'layered', 'counting', 'kind'], REDIS_OPTIONS)
+}
+
+/** The names of {@link RebuildOptions}. */
+export const REBUILD_OPTIONS = Object.keys({ force: true } satisfies Record<keyof RebuildOptions, true>)
 
 const IOREDIS_CLIENT = "an ioredis client: new Redis(…) or new Cluster(…) from 'ioredis' (5.9 or later, or 6)"
 

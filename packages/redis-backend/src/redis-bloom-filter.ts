@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { checkInteger, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters, peekVersion, wholeSnapshot, type BitStore } from '@bloomkit/core/store'
+import { checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters, peekVersion, wholeSnapshot, type BitStore } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
@@ -9,7 +9,9 @@ import { createMeta, decodeMeta, lockMeta, metaFields, randomEpoch, randomToken,
 import {
   checkClient,
   checkOptions,
+  checkRedisOptionNames,
   checkRedisParameters,
+  REBUILD_OPTIONS,
   sizeRedisFilter,
   timeoutOf,
   ttlMsOf,
@@ -88,6 +90,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     name: string,
     options: RedisCreateOptions | LayeredRedisOptions | (RedisCreateOptions & { readonly counting: true }),
   ): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
+    checkRedisOptionNames('RedisBloomFilter.create', options)
     // With `counting: true`, a counting filter (redis-counting-filter.ts); not layered.
     if ((options as { counting?: unknown } | undefined)?.counting === true) {
       if (isLayeredOptions(options)) {
@@ -111,6 +114,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * @throws as {@link create}.
    */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisBloomFilter> {
+    checkOptionNames('RedisBloomFilter.fromParameters', parameters, ['parameters'])
+    checkRedisOptionNames('RedisBloomFilter.fromParameters', options)
     return RedisBloomFilter.createWith(redis, name, parameters, options, true)
   }
 
@@ -163,6 +168,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'layered' }): Promise<LayeredRedisFilter>
   static open(redis: RedisClient, name: string, options?: RedisOpenOptions): Promise<RedisBloomFilter | LayeredRedisFilter>
   static async open(redis: RedisClient, name: string, options: RedisOpenOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter> {
+    checkRedisOptionNames('RedisBloomFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
@@ -205,6 +211,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'layered' }): Promise<LayeredRedisFilter>
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options?: RedisImportOptions): Promise<RedisBloomFilter | LayeredRedisFilter>
   static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter> {
+    checkRedisOptionNames('RedisBloomFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
@@ -223,6 +230,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * Resolves to false if there was no filter of that name.
    */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
+    checkRedisOptionNames('RedisBloomFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
@@ -302,6 +310,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    *   `BLOOM_INVALID_KEY`, `BLOOM_STORE_UNAVAILABLE`. On failure the old bits stay.
    */
   async rebuild(keys: AsyncIterable<BloomKey> | Iterable<BloomKey>, options: RebuildOptions = {}): Promise<void> {
+    checkOptionNames('rebuild', options, [], REBUILD_OPTIONS)
     this.checkOpen()
     await rebuild(this.shards, this.redisStore, keys, options.force === true, (key, batch, index) => this.locate(key, batch, index), () => this.checkOpen())
   }

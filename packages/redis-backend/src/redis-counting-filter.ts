@@ -1,5 +1,5 @@
 import { BloomError, CountingBloomFilter, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { createKeyHasher, earlierSizeFilter, newFilterParameters, type KeyHasher } from '@bloomkit/core/store'
+import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, type KeyHasher } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { checkName, KeyNames } from './key-names.js'
@@ -7,6 +7,7 @@ import { createMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlock
 import {
   checkClient,
   checkOptions,
+  checkRedisOptionNames,
   checkRedisParameters,
   sizeRedisFilter,
   timeoutOf,
@@ -61,6 +62,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    *   filter, or other parameters), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisCountingFilter> {
+    checkRedisOptionNames('RedisCountingFilter.create', options)
     const { parameters, seeded, earlier } = newFilterParameters(
       options,
       (o) => sizeRedisFilter(o, COUNTER_BITS),
@@ -71,6 +73,8 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
 
   /** Like {@link create}, with explicit parameters. */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
+    checkOptionNames('RedisCountingFilter.fromParameters', parameters, ['parameters'])
+    checkRedisOptionNames('RedisCountingFilter.fromParameters', options)
     return RedisCountingFilter.createWith(redis, name, parameters, options, true)
   }
 
@@ -112,6 +116,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    *   `RedisBloomFilter.open`), and as `RedisBloomFilter.open`.
    */
   static async open(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<RedisCountingFilter> {
+    checkRedisOptionNames('RedisCountingFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
@@ -129,6 +134,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a plain snapshot, and as `RedisBloomFilter.import`.
    */
   static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions = {}): Promise<RedisCountingFilter> {
+    checkRedisOptionNames('RedisCountingFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)

@@ -11,10 +11,12 @@ function report(error) {
 
 if (command === 'load') {
   // Adds batches `b<i>:<j>` forever; "added <i>" is printed only after addMany(batch i) resolved.
-  const filter = await LevelBloomFilter.create(folder, { capacity: 2_000_000, errorRate: 0.01, ...options })
+  // batchKeys is this harness's own; the rest are the filter's options (it refuses names it does not take).
+  const { batchKeys = 2000, ...filterOptions } = options
+  const filter = await LevelBloomFilter.create(folder, { capacity: 2_000_000, errorRate: 0.01, ...filterOptions })
   console.log('ready')
   for (let i = 0; ; i++) {
-    const keys = Array.from({ length: options.batchKeys ?? 2000 }, (_, j) => `b${i}:${j}`)
+    const keys = Array.from({ length: batchKeys }, (_, j) => `b${i}:${j}`)
     try {
       await filter.addMany(keys)
     } catch (error) {
