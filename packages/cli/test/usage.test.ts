@@ -179,6 +179,49 @@ describe('debris of killed runs', () => {
     expect(readdirSync(folder.path).filter((name) => name.includes('killed'))).toEqual(['killed.blmk'])
   })
 
+  /** Runs `bloomkit build <args>`, SIGKILLed as soon as the LevelDB import's staging folder `<target>.new-PID` appears. */
+  async function killedMidImport(args: readonly string[], target: string): Promise<{ code: number | null; staging: string }> {
+    let staging = ''
+    const killed = await runCli(args, {
+      onStart: (child) => {
+        child.stdin!.end()
+        staging = `${target}.new-${child.pid}`
+        const poll = setInterval(() => {
+          if (!existsSync(staging)) return
+          clearInterval(poll)
+          child.kill('SIGKILL')
+        }, 5)
+        child.on('close', () => clearInterval(poll))
+      },
+    })
+    return { code: killed.code, staging }
+  }
+
+  test('SIGKILL mid-import of a LevelDB build, new target or --replace: no folder under the target name (or the old one, answering as before); the next build clears the debris', async () => {
+    // A filter of ~36 MiB of bits: its import takes long enough to be caught with the staging folder half written.
+    const big = ['--capacity', '20000000', '--error-rate', '0.001']
+    const fresh = at('killed-new-db')
+    const first = await killedMidImport(['build', at('keys.txt'), '--out', `level:${fresh}`, ...big], fresh)
+    expect(first.code).toBe(null)
+    expect(existsSync(first.staging)).toBe(true)
+    expect(existsSync(fresh)).toBe(false)
+    expectOneLineError(await runCli(['check', `level:${fresh}`, 'a']), /not found|no filter|does not exist/i)
+    // The next build of that target needs no --replace (it never existed) and clears what the killed one left.
+    expect((await runCli(['build', at('keys.txt'), '--out', `level:${fresh}`, ...sizing])).code).toBe(0)
+    expect(readdirSync(folder.path).filter((name) => name.startsWith('killed-new-db'))).toEqual(['killed-new-db'])
+
+    const kept = at('killed-replace-db')
+    writeFileSync(at('kept.txt'), 'kept:1\nkept:2\n')
+    expect((await runCli(['build', at('kept.txt'), '--out', `level:${kept}`, ...sizing])).code).toBe(0)
+    const second = await killedMidImport(['build', at('keys.txt'), '--out', `level:${kept}`, '--replace', '--allow-shrink', ...big], kept)
+    expect(second.code).toBe(null)
+    expect(existsSync(second.staging)).toBe(true)
+    expect((await runCli(['check', `level:${kept}`, 'kept:1', 'kept:2', 'a'])).stdout).toBe('kept:1\tpresent\nkept:2\tpresent\na\tabsent\n')
+    expect((await runCli(['build', at('keys.txt'), '--out', `level:${kept}`, '--replace', '--allow-shrink', ...sizing])).code).toBe(0)
+    expect(readdirSync(folder.path).filter((name) => name.startsWith('killed-replace-db'))).toEqual(['killed-replace-db'])
+    expect((await runCli(['check', `level:${kept}`, 'kept:1', 'a'])).stdout).toBe('kept:1\tabsent\na\tpresent\n')
+  }, 60_000)
+
   test('beside a LevelDB folder: a half-imported .new-PID folder is removed, a .old-PID folder is put back when the swap was cut short', async () => {
     expect((await runCli(['build', at('keys.txt'), '--out', `level:${at('swap-db')}`, ...sizing])).code).toBe(0)
     const half = at(`swap-db.new-${deadPid()}`)
