@@ -194,3 +194,48 @@ describe('build --max-key-length', () => {
     expect(result.code).toBe(2)
   })
 })
+
+describe("the CLI README's nightly rebuild, as written", () => {
+  // The script exactly as the README shows it, with `psql` and `bloomkit` defined as shell
+  // functions in front (an export of `count` keys that exits with `code`, and this build's binary)
+  // and the documented Redis address and name pointed at the test server.
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const script = /#### The nightly rebuild\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? ''
+  const name = `nightly-${process.pid}`
+
+  async function nightly(count: number, code: number): Promise<{ code: number | null; stderr: string }> {
+    const file = at(`nightly-${count}-${code}.sh`)
+    const body = script.replace('#!/usr/bin/env bash\n', '').replace('redis://cache:6379', redisUrl).replace('--name user-ids', `--name ${name}`)
+    const producer = `let o='';for(let i=0;i<${count};i++)o+='new:'+i+'\\n';process.stdout.write(o,()=>process.exit(${code}))`
+    writeFileSync(file, `psql() { node -e ${quote(producer)}; }\nbloomkit() { node ${quote(BIN)} "$@"; }\n${body}`)
+    return new Promise((resolve, reject) => {
+      const shell = spawn('bash', [file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DATABASE_URL: 'postgres://db/app' } })
+      let stderr = ''
+      shell.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+      shell.on('error', reject)
+      shell.on('close', (exit) => resolve({ code: exit, stderr }))
+    })
+  }
+
+  test('the README shows set -o pipefail and the end marker written only after the export succeeded', () => {
+    expect(script).toMatch(/set -euo pipefail/)
+    expect(script).toMatch(/\{ psql [^}]*&& echo '#END'; \} \|/)
+    expect(script).toMatch(/bloomkit build - --out redis:\/\/cache:6379 --name user-ids --replace --end-marker '#END'/)
+  })
+
+  test('an export that dies part way fails the script (exit not 0) and the filter answers as before; one that succeeds replaces it', async () => {
+    const target = [redisUrl, '--name', name]
+    expect((await runCli(['build', at('old.txt'), '--out', ...target, '--capacity', '100000', '--error-rate', '0.01'])).code).toBe(0)
+    const before = await bitsOf(target)
+    // The database connection lost after 50,000 of the rows: more than half, so only the marker catches it.
+    const died = await nightly(50_000, 1)
+    expect(died.code).not.toBe(0)
+    expect(died.stderr).toMatch(/^bloomkit: the input ended after 50,000 keys without the --end-marker line.*\[CLI_INCOMPLETE\]\n$/)
+    expect((await bitsOf(target)).equals(before)).toBe(true)
+    expect((await runCli(['check', ...target, 'old:0', `old:${OLD_KEYS - 1}`])).stdout).toBe(`old:0\tpresent\nold:${OLD_KEYS - 1}\tpresent\n`)
+    const succeeded = await nightly(60_000, 0)
+    expect(succeeded).toEqual({ code: 0, stderr: '' })
+    expect((await bitsOf(target)).equals(before)).toBe(false)
+    expect((await runCli(['check', ...target, 'new:0', 'new:59999'])).stdout).toBe('new:0\tpresent\nnew:59999\tpresent\n')
+  })
+})
