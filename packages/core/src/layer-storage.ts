@@ -12,6 +12,19 @@ import { SNAPSHOT_HEADER_BYTES, SNAPSHOT_TRAILER_BYTES } from './snapshot.js'
  * is, hashing once for every layer, combining answers, snapshots and refusals.
  */
 
+/** What core needs besides the port: the clock of a rotating filter, and per-backend limits. */
+export interface LayeredFilterOptions {
+  /** Milliseconds since the Unix epoch (rotating filters). Default: `Date.now`. */
+  readonly clock?: () => number
+  /** Keys hashed per store round trip by an asynchronous filter's `addMany`/`hasMany`. Default: 16 384. */
+  readonly batchKeys?: number
+  /**
+   * The most bits a new layer's shard may hold, unless the policy fixes `shards` (Redis keeps a
+   * shard at 4 MiB, as a fixed Redis filter). Default: core's sizing decides.
+   */
+  readonly maxShardBits?: number
+}
+
 /** One listed layer. */
 export interface LayerEntry {
   /** The backend's name for it (a LevelDB folder `L<id>`, a Redis filter `<name>:L<id>`). */

@@ -3,9 +3,9 @@ import type { Outcome } from './bit-store.js'
 import { BloomFilter } from './bloom-filter.js'
 import { BloomError, noJsonForm } from './errors.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
-import { hashPairs, keyBatches, layerBatch } from './layered-batch.js'
+import { keyBatches, layerBatch } from './layered-batch.js'
 import { encodeLayeredSnapshot } from './layered-snapshot.js'
-import type { LayerStorage, StoredLayer } from './layer-storage.js'
+import type { LayeredFilterOptions, LayerStorage, StoredLayer } from './layer-storage.js'
 import {
   compoundErrorRate,
   layerCapacity,
@@ -17,20 +17,10 @@ import {
   type LayerInfo,
   type LayerPolicy,
 } from './layer-policy.js'
-import { checkClock, probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
+import { checkClock, foundIn, probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
+import { TickBatch } from './tick-batch.js'
 
-/** What core needs besides the port: the clock of a rotating filter, and per-backend limits. */
-export interface LayeredFilterOptions {
-  /** Milliseconds since the Unix epoch (rotating filters). Default: `Date.now`. */
-  readonly clock?: () => number
-  /** Keys hashed per store round trip by an asynchronous filter's `addMany`/`hasMany`. Default: 16 384. */
-  readonly batchKeys?: number
-  /**
-   * The most bits a new layer's shard may hold, unless the policy fixes `shards` (Redis keeps a
-   * shard at 4 MiB, as a fixed Redis filter). Default: core's sizing decides.
-   */
-  readonly maxShardBits?: number
-}
+export type { LayeredFilterOptions } from './layer-storage.js'
 
 /**
  * A layered Bloom filter over any backend's {@link LayerStorage}: a list of ordinary filters that
@@ -67,7 +57,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   private window: number
   private closed = false
   /** Single async has() calls of the current tick, checked together when it ends. */
-  private gathered: { keys: BloomKey[]; waiters: Array<{ resolve: (found: boolean) => void; reject: (error: unknown) => void }> } | undefined
+  private readonly gathered = new TickBatch<BloomKey, boolean>((keys) => this.hasManyLater(keys))
 
   /**
    * @param storage The backend's port, holding the list as stored.
@@ -352,22 +342,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     if (typeof key !== 'string' && !(key instanceof Uint8Array)) return this.hasManyLater([key]).then((answers) => answers[0])
     if (this.closed) return Promise.reject(new BloomError('BLOOM_CLOSED', 'the filter is closed'))
     // Calls made in the same tick share one check, as a fixed filter's store gathers its single calls.
-    let gathered = this.gathered
-    if (gathered === undefined) {
-      gathered = this.gathered = { keys: [], waiters: [] }
-      queueMicrotask(() => this.checkGathered())
-    }
-    gathered.keys.push(key)
-    return new Promise<boolean>((resolve, reject) => gathered.waiters.push({ resolve, reject }))
-  }
-
-  private checkGathered(): void {
-    const { keys, waiters } = this.gathered!
-    this.gathered = undefined
-    this.hasManyLater(keys).then(
-      (answers) => waiters.forEach((waiter, i) => waiter.resolve(answers[i])),
-      (error: unknown) => waiters.forEach((waiter) => waiter.reject(error)),
-    )
+    return this.gathered.ask(key)
   }
 
   private async hasManyLater(keys: Iterable<BloomKey>): Promise<boolean[]> {
@@ -375,7 +350,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     await this.advance()
     const results: boolean[] = []
     for (const batch of keyBatches(keys, this.batchKeys)) {
-      const { found } = await this.test(batch)
+      const { found } = await foundIn(this.storage, this.checked(), this.hasher, batch)
       for (let i = 0; i < batch.length; i++) results.push(found[i] === 1)
     }
     return results
@@ -386,7 +361,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     await this.advance()
     const results: boolean[] = []
     for (const batch of keyBatches(keys, this.batchKeys)) {
-      const { found, pairs } = await this.test(batch, true)
+      const { found, pairs } = await foundIn(this.storage, this.judged(), this.hasher, batch)
       const answers = new Array<boolean>(batch.length).fill(false)
       let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
       let previous: StoredLayer<Sync> | undefined
@@ -421,22 +396,5 @@ export class LayeredFilter<Sync extends boolean = boolean> {
       for (const answer of answers) results.push(answer)
     }
     return results
-  }
-
-  /** found[i] = 1 where any checked layer holds key i: through the port's one-step check if it has one, else every layer at once. */
-  private async test(keys: BloomKey[], adding = false): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
-    const pairs = hashPairs(this.hasher, keys)
-    const layers = adding ? this.judged() : this.checked()
-    if (this.storage.testLayers !== undefined) return { found: (await this.storage.testLayers(layers, pairs, keys.length)).found, pairs }
-    const found = new Uint8Array(keys.length)
-    const answers = await Promise.all(
-      layers.map(async (layer) => {
-        const out = new Uint8Array(keys.length)
-        await layer.store.testBits(layerBatch(layer.store.parameters, pairs), out)
-        return out
-      }),
-    )
-    for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
-    return { found, pairs }
   }
 }

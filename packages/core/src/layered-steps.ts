@@ -1,7 +1,8 @@
 import { BloomError } from './errors.js'
-import { layerBatch } from './layered-batch.js'
+import type { KeyHasher, BloomKey } from './key-hasher.js'
+import { hashPairs, layerBatch } from './layered-batch.js'
 import type { LayerPolicy } from './layer-policy.js'
-import type { StoredLayer } from './layer-storage.js'
+import type { LayerStorage, StoredLayer } from './layer-storage.js'
 import { PositionBatch } from './position-batch.js'
 import { positionsOf, shardOf } from './positions.js'
 
@@ -83,4 +84,23 @@ export function checkClock(policy: LayerPolicy, window: number, layers: readonly
     `add: this process's clock is in window ${window}, but the filter's newest layer is of window ${newest} and readers keep only windows ${oldest} to ${newest} ` +
       `(windows of ${policy.seconds} s): keys added now would be invisible to them. Fix this process's clock`,
   )
+}
+
+/**
+ * found[i] = 1 where any of `layers` holds key i, with the keys' hash pairs (hashed once for every
+ * layer): through the port's one-step check if it has one, else every layer's store at once.
+ */
+export async function foundIn(storage: LayerStorage, layers: readonly StoredLayer[], hasher: KeyHasher, keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
+  const pairs = hashPairs(hasher, keys)
+  if (storage.testLayers !== undefined) return { found: (await storage.testLayers(layers, pairs, keys.length)).found, pairs }
+  const found = new Uint8Array(keys.length)
+  const answers = await Promise.all(
+    layers.map(async (layer) => {
+      const out = new Uint8Array(keys.length)
+      await layer.store.testBits(layerBatch(layer.store.parameters, pairs), out)
+      return out
+    }),
+  )
+  for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
+  return { found, pairs }
 }
