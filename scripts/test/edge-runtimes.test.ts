@@ -114,7 +114,10 @@ const worker :Workerd.Worker = (
   compatibilityDate = "2025-06-01",
 );
 `)
-  const child = spawn(bin('workerd'), ['serve', join(work, 'config.capnp')], { stdio: ['ignore', 'ignore', 'pipe'] })
+  // node_modules/.bin/workerd is a Node launcher that starts the native server as its own child and
+  // does not pass signals on, so the server runs in a process group of its own and the whole group is
+  // stopped (killing the launcher alone left the server running after the test run).
+  const child = spawn(bin('workerd'), ['serve', join(work, 'config.capnp')], { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
   let stderr = ''
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   try {
@@ -123,8 +126,14 @@ const worker :Workerd.Worker = (
     expect(response.status, body).toBe(200)
     await record('workerd', body)
   } finally {
-    child.kill()
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      process.kill(-child.pid!, 'SIGTERM')
+      await exited
+    }
   }
+  // Nothing of the server is left answering on its port.
+  await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow()
 })
 
 test('headless Chromium', async () => {
