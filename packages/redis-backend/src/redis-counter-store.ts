@@ -1,5 +1,6 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { BitStoreCapabilities, CounterStore, PositionBatch } from '@bloomkit/core/store'
+import { counterBatchArgs } from './counter-batch-args.js'
 import { ADD_COUNTERS, COUNT_COUNTERS, COUNTER_BATCH } from './counter-scripts.js'
 import { dataLost } from './errors.js'
 import type { ShardGenerations } from './generations.js'
@@ -8,6 +9,11 @@ import { READ_SHARD, WRITE_SHARD } from './scripts.js'
 
 /** Counter bytes one merge or count script reads at once: small, since the script blocks its node meanwhile. */
 const SCRIPT_CHUNK_BYTES = 64 * 1024
+/**
+ * Keys per counting script: at most 4096 × 64 hashes positions, below counterBatchArgs' limit, and
+ * a script that blocks its node for a few milliseconds at most.
+ */
+const SCRIPT_CHUNK_KEYS = 4096
 
 /**
  * A counting filter's counters in Redis (docs/SPEC.md, section 9.11): each shard key holds
@@ -117,17 +123,19 @@ export class RedisCounterStore implements CounterStore<false> {
     // The meta is checked with the batch, so a filter destroyed and re-created under the name is
     // never read as this one (its shards carry another epoch's marker as well).
     const meta = this.shards.verifyMeta(what)
-    const groups = batch.groupByShard()
     await Promise.all([
       meta,
-      ...groups.map(async ({ shard, keys }) => {
-        const packed = Buffer.allocUnsafe(keys.length * k * 4)
-        for (let i = 0; i < keys.length; i++) {
-          for (let j = 0; j < k; j++) packed.writeUInt32LE(batch.positions[keys[i] * k + j], (i * k + j) * 4)
+      ...batch.groupByShard().map(async ({ shard, keys }) => {
+        // A shard's chunks one after another, so that a key repeated in the batch is applied in
+        // batch order whatever happens to the connection meanwhile.
+        for (let from = 0; from < keys.length; from += SCRIPT_CHUNK_KEYS) {
+          const chunk = keys.subarray(from, Math.min(keys.length, from + SCRIPT_CHUNK_KEYS))
+          const { runs, offsets, counters, refs } = counterBatchArgs(batch, chunk, op !== 't')
+          const args = refs === undefined ? [op, k, runs, offsets, counters] : [op, k, runs, offsets, counters, refs]
+          const reply = (await this.script(COUNTER_BATCH, shard, args, what, true)) as Buffer
+          if (reply.length !== chunk.length) throw new BloomError('BLOOM_STORE_UNAVAILABLE', `${what}: Redis answered ${reply.length} results for ${chunk.length} keys`)
+          for (let i = 0; i < chunk.length; i++) out[chunk[i]] = reply[i] === 0x31 ? 1 : 0
         }
-        const reply = (await this.script(COUNTER_BATCH, shard, [op, k, packed], what, true)) as Buffer
-        if (reply.length !== keys.length) throw new BloomError('BLOOM_STORE_UNAVAILABLE', `${what}: Redis answered ${reply.length} results for ${keys.length} keys`)
-        for (let i = 0; i < keys.length; i++) out[keys[i]] = reply[i] === 0x31 ? 1 : 0
       }),
     ])
   }
