@@ -59,6 +59,6 @@ function propertySeed(): string {
 
 /** Spread into every project's `test` block: the setup file that applies {@link propertySeed}. */
 export const propertySeeds = {
-  setupFiles: [root('./test-support/property-seed.ts')],
+  setupFiles: [root('./test-support/property-seed.ts'), root('./test-support/repeatable-randomness.ts')],
   env: { BLOOMKIT_FC_SEED: propertySeed() },
 }
