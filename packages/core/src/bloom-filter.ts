@@ -61,7 +61,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
    */
   constructor(store: BitStore<Sync>, hasher: KeyHasher) {
     if (hasher.seedA !== store.parameters.seed) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', "the hasher's seed differs from the store's (make the hasher from store.parameters.seed)")
+      throw new BloomError('BLOOM_INCOMPATIBLE', "the hasher's seed differs from the store's")
     }
     this.store = store
     this.hasher = hasher

@@ -54,7 +54,8 @@ export function invalidParameter(name: string, allowed: string, got: unknown): B
   return new BloomError('BLOOM_INVALID_PARAMETER', `${name} must be ${allowed}; got ${describe(got)}`)
 }
 
-function describe(value: unknown): string {
+/** A value as a message shows it: a string quoted (cut at 40 characters), an object by its tag. */
+export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
   if (typeof value === 'bigint') return `${value}n`
   if (value === null || typeof value !== 'object') return String(value)
@@ -87,7 +88,7 @@ export function checkObject<T extends object>(name: string, value: T): T {
  * would write internals nothing can load), so the mistake is loud and points at `export()`.
  */
 export function noJsonForm(): TypeError {
-  return new TypeError('a Bloom filter has no JSON form: use export() for its portable snapshot (a Uint8Array; encode it as base64 to put it in JSON)')
+  return new TypeError('a Bloom filter has no JSON form: use export() (a Uint8Array snapshot)')
 }
 
 /**
@@ -97,8 +98,7 @@ export function noJsonForm(): TypeError {
  */
 export function checkKeys<T>(keys: Iterable<T>): Iterable<T> {
   if (typeof keys === 'string') {
-    const shown = JSON.stringify((keys as string).length > 40 ? `${(keys as string).slice(0, 40)}…` : keys)
-    throw new BloomError('BLOOM_INVALID_PARAMETER', `keys must be an iterable of keys such as an array, not a string (it would add each character); for one key pass [${shown}] or call add()/has()`)
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `keys must be an iterable such as an array, not a string (one key per character); pass [${describe(keys)}] or call add()/has()`)
   }
   if (keys === null || typeof (keys as Iterable<T>)?.[Symbol.iterator] !== 'function') {
     throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)

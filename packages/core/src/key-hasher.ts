@@ -1,4 +1,4 @@
-import { BloomError } from './errors.js'
+import { BloomError, describe } from './errors.js'
 import { encodeUtf8, LITTLE_ENDIAN, xxh32PairAscii, xxh32PairBytes, xxh32PairWords } from './xxhash32.js'
 import { compileWasmXxh32, type WasmXxh32 } from './xxhash32-wasm.js'
 
@@ -163,13 +163,7 @@ export class KeyHasher {
 
 /** `BLOOM_INVALID_KEY` for a key that is neither a string nor a Uint8Array. */
 export function invalidKeyError(key: unknown): BloomError {
-  return new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array; got ${describeKey(key)}`)
-}
-
-function describeKey(key: unknown): string {
-  if (key === null) return 'null'
-  if (typeof key !== 'object') return typeof key
-  return Object.prototype.toString.call(key)
+  return new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array; got ${describe(key)}`)
 }
 
 /** A {@link KeyHasher} with the WebAssembly hash loaded where the runtime allows it. */

@@ -110,8 +110,7 @@ export function decodeSnapshotHeader(bytes: Uint8Array, kind: SnapshotKind = 'pl
     // A layered snapshot (docs/SPEC.md, section 8): a fixed filter's import cannot hold it, and says where it goes.
     throw new BloomError(
       'BLOOM_UNSUPPORTED_VERSION',
-      'snapshot format version 2 is a layered filter (docs/SPEC.md, section 8), not a fixed one: import it with ' +
-        "LayeredMemoryFilter.import from '@bloomkit/memory-backend/layered' (it reads both versions), LayeredLevelFilter.import or LayeredRedisFilter.import",
+      "snapshot format version 2 is a layered filter (docs/SPEC.md, section 8): import it with LayeredMemoryFilter.import from '@bloomkit/memory-backend/layered', LayeredLevelFilter.import or LayeredRedisFilter.import",
     )
   }
   // Version 3 is a counting filter (docs/SPEC.md, section 10); each kind's import refuses the other's.

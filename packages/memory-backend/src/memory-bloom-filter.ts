@@ -44,7 +44,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     if (isLayeredOptions(options)) {
       throw new BloomError(
         'BLOOM_INVALID_PARAMETER',
-        "growth and window make a layered filter: create it with LayeredMemoryFilter.create from '@bloomkit/memory-backend/layered'",
+        "growth and window make a layered filter: use LayeredMemoryFilter.create from '@bloomkit/memory-backend/layered'",
       )
     }
     // Without `seed`, a random secret one (keyed hashing by default; see core's randomSeed).
