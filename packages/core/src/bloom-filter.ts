@@ -6,7 +6,7 @@ import { invalidKeyError, type BloomKey, type KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
 import { positionsOf, shardOf } from './positions.js'
-import { estimateErrorRate } from './sizing.js'
+import { blockedErrorRate } from './sizing.js'
 import { encodeSnapshotHeader, snapshotBytes } from './snapshot.js'
 import { syncAsync, syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
 
@@ -175,12 +175,10 @@ export class BloomFilter<Sync extends boolean = boolean> {
     return this.io.call(() => {
       this.checkOpen()
       return this.io.then(this.store.countBits(), (counts) => {
-        if (this.parameters.layout === 'blocked') {
-          const { bits, hashes } = this.parameters
-          return estimateErrorRate({ bits, hashes, items: this.countFromBits(counts), layout: 'blocked' })
-        }
+        const { bits, hashes } = this.parameters
+        if (this.parameters.layout === 'blocked') return blockedErrorRate(bits, hashes, this.countFromBits(counts))
         let total = 0
-        for (let s = 0; s < counts.length; s++) total += Math.pow(counts[s] / this.shardBits, this.parameters.hashes)
+        for (let s = 0; s < counts.length; s++) total += Math.pow(counts[s] / this.shardBits, hashes)
         return total / counts.length
       })
     })

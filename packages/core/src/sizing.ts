@@ -116,6 +116,14 @@ export function estimateErrorRate(options: ErrorRateOptions): number {
   return expectedRate(bits, hashes, items, shards, layout, probeRate)
 }
 
+/**
+ * {@link estimateErrorRate} of a blocked filter, unchecked: for a filter's own valid parameters and
+ * count (its `errorRate()`), so that a bundle of a filter carries no copy of the checks.
+ */
+export function blockedErrorRate(bits: number, hashes: number, items: number): number {
+  return expectedRate(bits, hashes, items, 1, 'blocked', probeRate)
+}
+
 /** The rate of one shard or block of `bits` bits holding `keys` keys of `hashes` probes each. */
 type OccupancyRate = (bits: number, hashes: number, keys: number) => number
 
