@@ -1,16 +1,6 @@
-import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import {
-  checkParameters,
-  orInto,
-  popcount,
-  SET_BITS,
-  shardBytesOf,
-  TEST_BITS,
-  testOrSetBatch,
-  type BitStore,
-  type BitStoreCapabilities,
-  type PositionBatch,
-} from '@bloomkit/core/store'
+import type { FilterParametersInput } from '@bloomkit/core'
+import { orInto, popcount, SET_BITS, TEST_BITS, testOrSetBatch, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
+import { ShardBytesStore } from './shard-bytes-store.js'
 
 /** Filters of at least this many bytes keep their bits in a WebAssembly.Memory (see {@link newBits}). */
 const ALIGNED_MIN_BYTES = 1 << 20
@@ -37,33 +27,19 @@ function newBits(length: number): Uint8Array {
  * Bits in one `Uint8Array`, shard after shard, each in Redis SETBIT order: the snapshot payload
  * as-is. Synchronous, no Node-only API, so it runs in browsers, workers, Deno and Bun.
  */
-export class MemoryBitStore implements BitStore<true> {
+export class MemoryBitStore extends ShardBytesStore implements BitStore<true> {
   readonly capabilities: BitStoreCapabilities & { readonly sync: true } = { sync: true, persistent: false, shared: false }
-  readonly parameters: FilterParameters
   /**
    * The bits; `shardBytes` per shard. A filter of 1 MiB or more made here keeps them in a
    * WebAssembly.Memory's buffer (cache-line aligned), which cannot be transferred: post a copy.
    */
-  readonly bytes: Uint8Array
-  private readonly shardBytes: number
-  private closed = false
+  declare readonly bytes: Uint8Array
 
   /**
    * @param bytes Existing bits to adopt (not copied); zeroed bits of the right size by default.
    */
   constructor(input: FilterParametersInput, bytes?: Uint8Array) {
-    const parameters = checkParameters(input)
-    this.parameters = parameters
-    this.shardBytes = shardBytesOf(parameters)
-    const length = parameters.bits / 8
-    if (bytes !== undefined && bytes.length !== length) {
-      throw new RangeError(`bytes must be ${length} long for these parameters; got ${bytes.length}`)
-    }
-    try {
-      this.bytes = bytes ?? newBits(length)
-    } catch (error) {
-      throw new BloomError('BLOOM_INVALID_PARAMETER', `bits: ${parameters.bits} bits (${length} bytes) do not fit in one Uint8Array here`, { cause: error })
-    }
+    super(input, 1, 'bits', newBits, bytes)
   }
 
   setBits(batch: PositionBatch, out: Uint8Array): void {
@@ -83,33 +59,8 @@ export class MemoryBitStore implements BitStore<true> {
     return counts
   }
 
-  /** A view into the bits, not a copy: read it before the next write. */
-  readShard(shard: number, offset: number, length: number): Uint8Array {
-    this.checkOpen()
-    const start = shard * this.shardBytes + offset
-    return this.bytes.subarray(start, start + length)
-  }
-
-  writeShard(shard: number, offset: number, bytes: Uint8Array): void {
-    this.checkOpen()
-    this.bytes.set(bytes, shard * this.shardBytes + offset)
-  }
-
   orShard(shard: number, offset: number, bytes: Uint8Array): void {
     this.checkOpen()
     orInto(this.bytes, shard * this.shardBytes + offset, bytes)
-  }
-
-  clear(): void {
-    this.checkOpen()
-    this.bytes.fill(0)
-  }
-
-  close(): void {
-    this.closed = true
-  }
-
-  private checkOpen(): void {
-    if (this.closed) throw new BloomError('BLOOM_CLOSED', 'the store is closed')
   }
 }
