@@ -132,14 +132,11 @@ export class ArrayProbe {
    * hashes (in a loop of its own here, that arithmetic cost hasMany ~20 % at 10M keys). Then two
    * passes: first a load of every key's block, then the probes, so that the CPU has the block loads
    * of many keys in flight at once instead of waiting for one cache miss per key (a key's hash sits
-   * between its loads and the next key's in a loop of single calls). The classic layout goes key by
-   * key and ignores `starts`.
+   * between its loads and the next key's in a loop of single calls). Classic layout: `starts[i]` must
+   * hold the byte of the key's first probe ({@link firstByte}); the loads overlap the same way, then
+   * the keys go one by one (an absent key is mostly settled by that first probe, as in a single `has`).
    */
   many(set: boolean, pairs: Int32Array, count: number, starts: Int32Array, out: Uint8Array): void {
-    if (!this.blocked) {
-      for (let i = 0; i < count; i++) out[i] = (set ? this.add(pairs[2 * i], pairs[2 * i + 1]) : this.has(pairs[2 * i], pairs[2 * i + 1])) ? 1 : 0
-      return
-    }
     const { bytes, hashes } = this
     // A loop of nothing but loads (each block's first byte: large filters' blocks are cache lines,
     // see MemoryBitStore): how many misses the CPU keeps in flight is bounded by how many iterations
@@ -148,6 +145,12 @@ export class ArrayProbe {
     let touched = 0
     for (let i = 0; i < count; i++) touched |= bytes[starts[i]]
     this.touched = touched
+    if (!this.blocked) {
+      // One loop per mode, as below.
+      if (set) for (let i = 0; i < count; i++) out[i] = this.addClassic(pairs[2 * i], pairs[2 * i + 1]) ? 1 : 0
+      else for (let i = 0; i < count; i++) out[i] = this.hasClassic(pairs[2 * i], pairs[2 * i + 1]) ? 1 : 0
+      return
+    }
     const step = PROBE_STEP
     // One loop per mode, so that a check's loop carries no store and no branch on `set`.
     if (set) {
@@ -179,6 +182,12 @@ export class ArrayProbe {
       }
       out[i] = missing === 0 ? 1 : 0
     }
+  }
+
+  /** The byte of the key's first probe (classic layout): where {@link has} reads first. */
+  firstByte(a: number, b: number): number {
+    const position = scaleToShard(this.remixed ? fmix32(a | 0) : a >>> 0, this.shardBits)
+    return shardOf(a, b, this.shards) * this.shardBytes + (position >>> 3)
   }
 
   /** The first byte of the key's block (blocked layout): its shard's start plus blockIndex, in bytes. */

@@ -125,7 +125,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
         hasher.hash(keys[from + i])
         pairs[2 * i] = pair[0]
         pairs[2 * i + 1] = pair[1]
-        if (blocked) starts[i] = probe.blockByte(pair[0], pair[1])
+        starts[i] = blocked ? probe.blockByte(pair[0], pair[1]) : probe.firstByte(pair[0], pair[1])
       }
       probe.many(set, pairs, count, starts, out)
       for (let i = 0; i < count; i++) results[from + i] = out[i] === 1
