@@ -2,42 +2,14 @@ import { LRUCache } from 'lru-cache'
 import type { GuardCache } from './cache.js'
 import { ABSENT, cacheKeyOf, FENCE_TAG, keyPrefixOf, lockKeyOf, VALUE_TAG, type CacheRead } from './entries.js'
 import { describe, GuardError, invalidOption, messageOf } from './errors.js'
+import { GuardedCalls } from './guarded-calls.js'
+import { FilterReads } from './filter-reads.js'
 import { fill, type RebuildOptions, type WarmOptions } from './maintenance.js'
 import { checkOptions, type CacheGuardOptions, type GuardFilter, type GuardKey, type GuardSettings } from './options.js'
 import { awaitTurn, Flights, type Flight, type LockWait } from './single-flight.js'
-import { withTimeout } from './timing.js'
-
-/** Counters since the guard was made; see {@link CacheGuard.stats}. */
-export interface GuardStats {
-  /** Keys asked for (`get` counts 1, `getMany` one per key). */
-  requests: number
-  /** Answered null because the filter said absent: no cache, no database. */
-  filtered: number
-  /** Answered from the in-process `l1` cache. */
-  l1Hits: number
-  /** Answered with a value from the cache. */
-  cacheHits: number
-  /** Answered null from a cached "absent" marker. */
-  cachedAbsentHits: number
-  /** Calls of `load` (database reads). */
-  loads: number
-  /** Loads that found nothing (false positives of the filter, deleted or not yet announced rows). */
-  loadedAbsent: number
-  /** Requests that shared a load already running in this process (single flight). */
-  joinedLoads: number
-  /** Loads this process skipped because another process held the key's lock and cached the result. */
-  sharedLoads: number
-  /** Lock waits that ran out (`lockWait`), after which this process loaded itself. */
-  lockTimeouts: number
-  /** Filter calls that failed or timed out (then `onFilterError` decided). */
-  filterErrors: number
-  /** Cache calls that failed or timed out, and unreadable cache entries (then the next step answered). */
-  cacheErrors: number
-  /** Loads that threw or rejected. */
-  loadErrors: number
-  /** Loads that ran past `loadTimeout` (their waiting gets rejected with `GUARD_LOAD_TIMEOUT`). */
-  loadTimeouts: number
-}
+import { zeroStats, type GuardStats } from './stats.js'
+import { loadWithin } from './timing.js'
+import { ValueCodec } from './value-codec.js'
 
 /**
  * The read path in front of a database: a Bloom filter of every existing ID, a cache holding values
@@ -63,30 +35,16 @@ export class CacheGuard<V, K extends GuardKey = string> {
   private readonly flights = new Flights<V>()
   /** The guard as the cross-process lock wait sees it (set when there is a cache). */
   private readonly lockWait: LockWait<V> | undefined
-  private readonly counters: GuardStats = {
-    requests: 0,
-    filtered: 0,
-    l1Hits: 0,
-    cacheHits: 0,
-    cachedAbsentHits: 0,
-    loads: 0,
-    loadedAbsent: 0,
-    joinedLoads: 0,
-    sharedLoads: 0,
-    lockTimeouts: 0,
-    filterErrors: 0,
-    cacheErrors: 0,
-    loadErrors: 0,
-    loadTimeouts: 0,
-  }
+  private readonly counters: GuardStats = zeroStats()
   /** A load that took longer than this may predate a fence that has expired meanwhile: not cached. */
   private readonly fenceMs: number
-  /** Until when reads skip a filter or cache that just failed (`cooldown`), so an outage costs one timeout, not one per step. */
-  private filterDownUntil = 0
-  private cacheDownUntil = 0
+  /** Filter and cache calls under their timeouts, skipped during a cooldown after a failure. */
+  private readonly calls: GuardedCalls
+  /** Values to and from cache entries. */
+  private readonly codec: ValueCodec<V, K>
+  /** The filter's answers, where a failing filter means "maybe". */
+  private readonly reads: FilterReads<K>
   private closed = false
-  /** JSON.stringify and JSON.parse: text reads back as null only when it is "null" (no parse needed to check). */
-  private readonly defaultSerde: boolean
 
   /** @throws GuardError `GUARD_INVALID_OPTION` naming the first bad option. */
   constructor(options: CacheGuardOptions<V, K>) {
@@ -95,7 +53,9 @@ export class CacheGuard<V, K extends GuardKey = string> {
     this.prefix = keyPrefixOf(this.name)
     this.filter = this.settings.filter
     this.cache = this.settings.cache
-    this.defaultSerde = this.settings.serialize === JSON.stringify && this.settings.deserialize === JSON.parse
+    this.calls = new GuardedCalls(this.settings)
+    this.codec = new ValueCodec(this.settings, this.counters)
+    this.reads = new FilterReads(this.calls, this.settings, this.counters)
     this.fenceMs = Math.max(10_000, 2 * this.settings.lockTtl)
     if (this.settings.l1) this.l1 = new LRUCache({ max: this.settings.l1.max, ttl: this.settings.l1.ttl })
     if (this.cache !== undefined) {
@@ -105,9 +65,9 @@ export class CacheGuard<V, K extends GuardKey = string> {
         lockTtl: this.settings.lockTtl,
         lockWait: this.settings.lockWait,
         counters: this.counters,
-        cacheCall: (call, what, write) => this.cacheCall(call, what, write),
+        cacheCall: (call, what, write) => this.calls.cacheCall(call, what, write),
         readCache: (keys) => this.readCache(keys),
-        decode: (raw) => this.decode(raw),
+        decode: (raw) => this.codec.decode(raw),
       }
     }
   }
@@ -124,7 +84,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     this.checkOpen()
     const key = this.cacheKey(id)
     this.counters.requests++
-    if (!(await this.mayHave(id))) {
+    if (!(await this.reads.mayHave(this.filter, id))) {
       this.counters.filtered++
       return null
     }
@@ -154,7 +114,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     const keys = ids.map((id) => this.cacheKey(id))
     this.counters.requests += ids.length
     const results: (V | null)[] = new Array(ids.length).fill(null)
-    const maybe = await this.mayHaveMany(ids)
+    const maybe = await this.reads.mayHaveMany(this.filter, ids)
     const toRead: number[] = []
     for (let i = 0; i < ids.length; i++) {
       if (!maybe[i]) {
@@ -189,8 +149,8 @@ export class CacheGuard<V, K extends GuardKey = string> {
     this.checkOpen()
     const key = this.cacheKey(id)
     try {
-      await this.filterCall(this.filter.add(id), 'filter.add')
-      if (this.nextFilter !== undefined) await this.filterCall(this.nextFilter.add(id), 'filter.add')
+      await this.calls.filterCall(this.filter.add(id), 'filter.add')
+      if (this.nextFilter !== undefined) await this.calls.filterCall(this.nextFilter.add(id), 'filter.add')
     } catch (error) {
       throw new GuardError('GUARD_FILTER_UNAVAILABLE', `created(${describe(id)}): the filter could not add the key: ${messageOf(error)}`, { cause: error, id })
     }
@@ -230,7 +190,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     const filter = this.filter
     if (typeof filter.remove === 'function') {
       try {
-        await this.filterCall(filter.remove(id), 'filter.remove')
+        await this.calls.filterCall(filter.remove(id), 'filter.remove')
       } catch (error) {
         // The cache is still fenced (the deleted row must not be served from it), and the filter's
         // error is the one reported: it says not to call again.
@@ -348,7 +308,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
       this.counters.loads++
       let value: V | null
       try {
-        value = await this.loadWithin(id)
+        value = await loadWithin(this.settings.load, id, this.settings.loadTimeout)
       } catch (error) {
         if (error instanceof GuardError && error.code === 'GUARD_LOAD_TIMEOUT') {
           this.counters.loadTimeouts++
@@ -357,7 +317,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
           const held = token
           token = undefined
           if (held !== undefined) {
-            this.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+            this.calls.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
           }
           throw error
         }
@@ -366,18 +326,18 @@ export class CacheGuard<V, K extends GuardKey = string> {
       }
       if (value === null) this.counters.loadedAbsent++
       if (cache !== undefined) {
-        const entry = value === null ? ABSENT : VALUE_TAG + this.serialize(id, value)
+        const entry = value === null ? ABSENT : VALUE_TAG + this.codec.serialize(id, value)
         if (Date.now() - started < this.fenceMs) {
           const ttl = this.jittered(value === null ? this.settings.nullTtlMs : this.settings.ttlMs)
           const held = token
           if (held !== undefined && cache.setIfAndUnlock !== undefined) {
             // Store and release in one round trip; if it fails, `finally` still tries to unlock.
-            await this.cacheCall(() => cache.setIfAndUnlock!(key, entry, ttl, seen, lockKeyOf(this.prefix, key), held), 'cache.setIfAndUnlock', true).then(
+            await this.calls.cacheCall(() => cache.setIfAndUnlock!(key, entry, ttl, seen, lockKeyOf(this.prefix, key), held), 'cache.setIfAndUnlock', true).then(
               () => (token = undefined),
               () => this.counters.cacheErrors++,
             )
           } else {
-            await this.cacheCall(() => cache.setIf(key, entry, ttl, seen), 'cache.setIf').catch(() => this.counters.cacheErrors++)
+            await this.calls.cacheCall(() => cache.setIf(key, entry, ttl, seen), 'cache.setIf').catch(() => this.counters.cacheErrors++)
           }
         }
       }
@@ -386,36 +346,8 @@ export class CacheGuard<V, K extends GuardKey = string> {
     } finally {
       const held = token
       if (held !== undefined) {
-        await this.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+        await this.calls.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
       }
-    }
-  }
-
-  /**
-   * `load(id)`, settled within `loadTimeout`: past it, rejects with `GUARD_LOAD_TIMEOUT` and aborts
-   * the load's signal (the load itself cannot be stopped; whatever it answers later is dropped).
-   */
-  private async loadWithin(id: K): Promise<V | null> {
-    const controller = new AbortController()
-    const ms = this.settings.loadTimeout
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = new GuardError('GUARD_LOAD_TIMEOUT', `load(${describe(id)}) did not settle within loadTimeout (${ms} ms)`, { id })
-        reject(error)
-        controller.abort(error)
-      }, ms)
-    })
-    let loading: Promise<V | null | undefined>
-    try {
-      loading = Promise.resolve(this.settings.load(id, { signal: controller.signal }))
-    } catch (error) {
-      loading = Promise.reject(error)
-    }
-    try {
-      return (await Promise.race([loading, timeout])) ?? null
-    } finally {
-      clearTimeout(timer)
     }
   }
 
@@ -425,62 +357,12 @@ export class CacheGuard<V, K extends GuardKey = string> {
     if (cache === undefined || keys.length === 0) return keys.map(() => ({ kind: 'miss', seen: null }))
     let raws: (string | null)[]
     try {
-      raws = await this.cacheCall(() => cache.getMany(keys), 'cache.getMany')
+      raws = await this.calls.cacheCall(() => cache.getMany(keys), 'cache.getMany')
     } catch {
       this.counters.cacheErrors++
       return keys.map(() => ({ kind: 'miss', seen: null }))
     }
-    return raws.map((raw) => this.decode(raw))
-  }
-
-  /**
-   * A cache entry as an answer: a value, "absent", or a miss (nothing, a fence, an entry of another
-   * format, or an unreadable one).
-   */
-  private decode(raw: string | null | undefined): CacheRead<V> {
-    if (raw === ABSENT) return { kind: 'absent' }
-    if (typeof raw === 'string' && raw.startsWith(VALUE_TAG)) {
-      try {
-        const value = this.settings.deserialize(raw.slice(VALUE_TAG.length))
-        // A value that reads back as null would answer "not found" for a row that exists.
-        if (value !== null && value !== undefined) return { kind: 'value', value }
-      } catch {
-        // Unreadable (another service's format, a changed type): load again and overwrite it.
-      }
-      this.counters.cacheErrors++
-    }
-    return { kind: 'miss', seen: raw ?? null }
-  }
-
-  /** Whether `id` may exist: a failing filter means "maybe" (or rejects, per `onFilterError`). */
-  private async mayHave(id: K): Promise<boolean> {
-    this.checkFilter()
-    try {
-      return await this.filterRead(() => this.filter.has(id), 'filter.has')
-    } catch (error) {
-      return this.filterFailed(error, true)
-    }
-  }
-
-  private async mayHaveMany(ids: readonly K[]): Promise<boolean[]> {
-    this.checkFilter()
-    try {
-      return await this.filterRead(() => this.filter.hasMany(ids), 'filter.hasMany')
-    } catch (error) {
-      return ids.map(() => this.filterFailed(error, true))
-    }
-  }
-
-  private filterFailed(error: unknown, maybe: true): true {
-    this.counters.filterErrors++
-    if (this.settings.onFilterError === 'reject') {
-      throw new GuardError('GUARD_FILTER_UNAVAILABLE', `the filter failed and onFilterError is 'reject': ${messageOf(error)}`, { cause: error })
-    }
-    return maybe
-  }
-
-  private checkFilter(): void {
-    if (this.filter.isClosed) throw invalidOption('filter', 'an open filter', 'a closed filter')
+    return raws.map((raw) => this.codec.decode(raw))
   }
 
   // --- writes ---
@@ -491,7 +373,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     this.l1?.delete(key)
     if (this.cache === undefined) return
     try {
-      await this.cacheCall(() => this.cache!.set(key, FENCE_TAG + crypto.randomUUID(), this.fenceMs), 'cache.set', true)
+      await this.calls.cacheCall(() => this.cache!.set(key, FENCE_TAG + crypto.randomUUID(), this.fenceMs), 'cache.set', true)
     } catch (error) {
       this.counters.cacheErrors++
       throw new GuardError('GUARD_CACHE_UNAVAILABLE', `${what}(${describe(id)}): the cache could not be updated: ${messageOf(error)}`, { cause: error, id })
@@ -499,30 +381,6 @@ export class CacheGuard<V, K extends GuardKey = string> {
   }
 
   // --- helpers ---
-
-  private serialize(id: K, value: V): string {
-    let text: unknown
-    try {
-      text = this.settings.serialize(value)
-    } catch (error) {
-      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be serialized: ${messageOf(error)}`, { cause: error, id })
-    }
-    if (typeof text !== 'string') {
-      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be serialized: serialize returned ${describe(text)}, not a string`, { id })
-    }
-    // Cached, text that reads back as null would answer "not found" for a row that exists (JSON
-    // writes NaN, or an object whose toJSON returns null, as "null"): refuse it now.
-    let back: unknown
-    try {
-      back = this.defaultSerde ? (text === 'null' ? null : text) : this.settings.deserialize(text)
-    } catch (error) {
-      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be cached: deserialize cannot read serialize's ${describe(text)}: ${messageOf(error)}`, { cause: error, id })
-    }
-    if (back === null || back === undefined) {
-      throw new GuardError('GUARD_SERIALIZE_FAILED', `the value of ${describe(id)} cannot be cached: it serializes to ${describe(text)}, which reads back as ${String(back)} (absent)`, { id })
-    }
-    return text
-  }
 
   private cacheKey(id: K): string {
     if (typeof id !== 'string' && !(id instanceof Uint8Array)) {
@@ -533,44 +391,6 @@ export class CacheGuard<V, K extends GuardKey = string> {
 
   private jittered(ms: number): number {
     return ms * (1 + this.settings.jitter * (2 * Math.random() - 1))
-  }
-
-  /** A synchronous filter's answer as is; an asynchronous one's under `filterTimeout`. */
-  private filterCall<T>(result: T | Promise<T>, what: string): Promise<T> | T {
-    return result instanceof Promise ? withTimeout(result, this.settings.filterTimeout, what) : result
-  }
-
-  /** A filter read, skipped during a cooldown after a failure. */
-  private filterRead<T>(call: () => T | Promise<T>, what: string): Promise<T> | T {
-    if (Date.now() < this.filterDownUntil) throw new Error(`${what} skipped: the filter failed less than ${this.settings.cooldown} ms ago`)
-    try {
-      const result = this.filterCall(call(), what)
-      return result instanceof Promise ? result.catch((error: unknown) => this.filterFailedAt(error)) : result
-    } catch (error) {
-      return this.filterFailedAt(error)
-    }
-  }
-
-  private filterFailedAt(error: unknown): never {
-    this.filterDownUntil = Date.now() + this.settings.cooldown
-    throw error
-  }
-
-  /** A cache call under `cacheTimeout`; reads (`write` false) are skipped during a cooldown after a failure. */
-  private cacheCall<T>(call: () => Promise<T>, what: string, write = false): Promise<T> {
-    if (!write && Date.now() < this.cacheDownUntil) {
-      return Promise.reject(new Error(`${what} skipped: the cache failed less than ${this.settings.cooldown} ms ago`))
-    }
-    let promise: Promise<T>
-    try {
-      promise = call()
-    } catch (error) {
-      promise = Promise.reject(error)
-    }
-    return withTimeout(promise, this.settings.cacheTimeout, what).catch((error: unknown) => {
-      this.cacheDownUntil = Date.now() + this.settings.cooldown
-      throw error
-    })
   }
 
   private checkOpen(): void {

@@ -1,4 +1,5 @@
-export { CacheGuard, type GuardStats } from './cache-guard.js'
+export { CacheGuard } from './cache-guard.js'
+export type { GuardStats } from './stats.js'
 export { RedisCache, type GuardCache, type RedisCommandClient } from './cache.js'
 export { GuardError, type GuardErrorCode } from './errors.js'
 export type { RebuildOptions, WarmOptions } from './maintenance.js'

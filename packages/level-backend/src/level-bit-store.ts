@@ -1,56 +1,21 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import {
-  checkParameters,
-  formatParameters,
-  seedNote,
-  orInto,
-  adoptsStored,
-  type BitStore,
-  type BitStoreCapabilities,
-  type PositionBatch,
-} from '@bloomkit/core/store'
-import { ANCHOR_FILE, existingAnchor, newAnchor, type SequenceAnchor } from './anchor.js'
+import { checkParameters, orInto, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
+import { existingAnchor, newAnchor, type SequenceAnchor } from './anchor.js'
 import { BatchApplier } from './batch-apply.js'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from './database.js'
-import { corruptStore, dataLost, storeError } from './errors.js'
+import { storeError } from './errors.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
-import { encodeMetadata, readMetadata, type Metadata } from './metadata.js'
+import { InFlight } from './in-flight.js'
+import { readMetadata } from './metadata.js'
 import { Mutex } from './mutex.js'
-import {
-  cachePages,
-  checkPageBytes,
-  checkPageTable,
-  checkStoreOptions,
-  DEFAULT_PAGE_BYTES,
-  type LevelCreateStoreOptions,
-  type LevelStoreOptions,
-  type StoreSettings,
-} from './options.js'
+import { checkAdoptable, initializeFolder, replayLog, type Opened } from './open-folder.js'
+import { cachePages, checkPageBytes, checkPageTable, checkStoreOptions, DEFAULT_PAGE_BYTES, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from './options.js'
 import { PageCache } from './page-cache.js'
 import { PageGeometry } from './page-geometry.js'
 import { PageIO } from './page-io.js'
 import { PageVersions } from './page-versions.js'
-import {
-  CHECKPOINT_KEY,
-  COUNTS_KEY,
-  decodeCheckpoint,
-  decodeCounts,
-  encodeCheckpoint,
-  encodeCounts,
-  encodeLogRecord,
-  LOG_RANGE,
-  logKey,
-  META_KEY,
-  PAGE_RANGE,
-  VERSIONS_RANGE,
-} from './records.js'
-import { newKeys, readLog } from './write-ahead-log.js'
-
-/** What a store is built from: the open database, its metadata, and (in Node) the folder's anchor. */
-interface Opened {
-  readonly meta: Metadata
-  readonly anchor: SequenceAnchor | undefined
-}
+import { bitRecordDeletions, CHECKPOINT_KEY, COUNTS_KEY, decodeCounts, encodeCheckpoint, encodeCounts, encodeLogRecord, logKey } from './records.js'
+import { newKeys } from './write-ahead-log.js'
 
 /**
  * A BitStore in a LevelDB folder (IndexedDB in browsers): the bits in pages, a bounded page cache,
@@ -90,7 +55,8 @@ export class LevelBitStore implements BitStore<false> {
   /** Set when a log record failed to be written: the next write checkpoints, so no gap is left in the log. */
   private logGap = false
   private logBytes = 0
-  private readonly pending = new Set<Promise<unknown>>()
+  /** Log records written outside the mutex, waited for before a checkpoint or clear. */
+  private readonly inFlight = new InFlight()
   /** Set by close(): new calls fail with BLOOM_CLOSED. */
   private closing: Promise<void> | undefined
   /** Set once the database is closed: calls queued before close() finish first, later ones fail. */
@@ -119,38 +85,10 @@ export class LevelBitStore implements BitStore<false> {
     const db = await openDatabase(where, { create: true })
     return LevelBitStore.adopt(where, db, 'cannot be created', async () => {
       const existing = await readMetadata(where, db, false)
-      if (existing === undefined) return LevelBitStore.initialize(where, db, { parameters: checked, pageBytes })
-      // Every field, layout included (the shared comparison is the one merge and import use); the
-      // seed too unless the caller left it to chance (`seeded` false): then the stored one is kept.
-      if (!adoptsStored(checked, existing.parameters, seeded, earlier)) {
-        throw new BloomError(
-          'BLOOM_INCOMPATIBLE',
-          `${where} already holds a filter with other parameters: ${formatParameters(existing.parameters)}` +
-            ` (asked for ${formatParameters(checked)}${seedNote(existing.parameters, checked)}); open it, or use another folder`,
-        )
-      }
+      if (existing === undefined) return initializeFolder(where, db, { parameters: checked, pageBytes })
+      checkAdoptable(where, checked, existing.parameters, seeded, earlier)
       return { meta: existing, anchor: existingAnchor(where) }
     }, settings)
-  }
-
-  /** Writes a new filter's records into an empty database; its sequence starts at 1 (0 is "nothing written yet"). */
-  private static async initialize(where: string, db: Database, meta: Metadata): Promise<Opened> {
-    const anchor = newAnchor(where, true)
-    try {
-      // A new filter's counts are known (all zero) and kept from here on.
-      await db.batch(
-        [
-          { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
-          { type: 'put', key: COUNTS_KEY, value: encodeCounts(new Float64Array(meta.parameters.shards)) },
-          { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(1) },
-        ],
-        { sync: true },
-      )
-    } catch (error) {
-      anchor?.close()
-      throw error
-    }
-    return { meta, anchor }
   }
 
   /**
@@ -240,7 +178,7 @@ export class LevelBitStore implements BitStore<false> {
           throw error
         },
       )
-      this.track(written)
+      this.inFlight.track(written)
       return { written }
     })
   }
@@ -305,11 +243,8 @@ export class LevelBitStore implements BitStore<false> {
 
   clear(): Promise<void> {
     return this.write(async () => {
-      await this.settlePending()
-      const ops: { type: 'del'; key: string }[] = []
-      for await (const key of this.db.keys(PAGE_RANGE)) ops.push({ type: 'del', key })
-      for await (const key of this.db.keys(LOG_RANGE)) ops.push({ type: 'del', key })
-      for await (const key of this.db.keys(VERSIONS_RANGE)) ops.push({ type: 'del', key })
+      await this.inFlight.settle()
+      const ops = await bitRecordDeletions(this.db)
       const counts = new Float64Array(this.parameters.shards)
       const next = this.nextSeq + 1
       // One fsynced batch: a crash leaves the filter either cleared or untouched.
@@ -401,17 +336,6 @@ export class LevelBitStore implements BitStore<false> {
     return this.logGap || this.logBytes >= Math.max(this.checkpointBytes, (this.cache.dirtyCount * this.pageBytes) / 4)
   }
 
-  private track(write: Promise<unknown>): void {
-    this.pending.add(write)
-    const forget = () => this.pending.delete(write)
-    write.then(forget, forget)
-  }
-
-  private async settlePending(): Promise<void> {
-    // Their failures were already reported to the calls that made them.
-    await Promise.allSettled([...this.pending])
-  }
-
   /**
    * Writes every dirty page and then, in one batch, deletes the log records they cover, stores
    * the counts, the page versions that changed and where the log now starts. Pages go first:
@@ -423,7 +347,7 @@ export class LevelBitStore implements BitStore<false> {
    */
   private async checkpoint(always: boolean): Promise<void> {
     if (!always && !this.checkpointDue()) return
-    await this.settlePending()
+    await this.inFlight.settle()
     await this.pages.writeDirty()
     const last: ({ type: 'del'; key: string } | { type: 'put'; key: string; value: Uint8Array })[] = []
     for (let seq = this.firstSeq; seq < this.nextSeq; seq++) last.push({ type: 'del', key: logKey(seq) })
@@ -450,41 +374,19 @@ export class LevelBitStore implements BitStore<false> {
   }
 
   /**
-   * Checks that LevelDB lost nothing this filter wrote and applies the log records a crash left
-   * behind (in order), then checkpoints so they are not replayed twice.
-   * @throws BloomError `BLOOM_DATA_LOST` when the log has a gap or ends before the anchor;
-   *   `BLOOM_CORRUPT_STORE` for a damaged record.
+   * Replays the log a crash left ({@link replayLog}), then checkpoints so it is not replayed twice.
+   * @throws BloomError as {@link replayLog}.
    */
   private async replay(): Promise<void> {
-    const { location } = this
-    const checkpoint = await this.db.get(CHECKPOINT_KEY)
-    if (checkpoint === undefined) throw dataLost(location, 'its checkpoint record is missing (LevelDB lost it: a damaged, truncated or deleted file)')
-    const logStart = decodeCheckpoint(location, checkpoint)
-    await this.versions.load(location, this.db)
-    let next = logStart
-    for await (const { seq, batch, bytes } of readLog(location, this.db, this.parameters, this.shardBytes)) {
-      if (seq < next) throw corruptStore(location, `log record ${seq} precedes the log's start ${next}`)
-      if (seq > next) {
-        const which = seq - 1 === next ? `log record ${next} is` : `log records ${next} to ${seq - 1} are`
-        throw dataLost(location, `${which} missing (LevelDB dropped it: a damaged file)`)
-      }
-      await this.applier.apply(batch, new Uint8Array(batch.size), true, this.counts)
-      next = seq + 1
-      this.logBytes += bytes
-    }
-    if (this.anchor !== undefined && this.anchor.recorded > next) {
-      throw dataLost(
-        location,
-        `its records end at sequence ${next}, but its anchor file (${ANCHOR_FILE}) says writes reached ${this.anchor.recorded}: ` +
-          'LevelDB lost its newest writes (a damaged, truncated or deleted .log file, or a power loss without `sync: true`)',
-      )
-    }
+    const apply = (batch: PositionBatch) => this.applier.apply(batch, new Uint8Array(batch.size), true, this.counts)
+    const { logStart, next, logBytes } = await replayLog(this.location, this.db, this.parameters, this.shardBytes, this.versions, this.anchor, apply)
+    this.logBytes += logBytes
     this.firstSeq = this.storedLogStart = logStart
     this.nextSeq = next
     if (next === logStart) {
       // Nothing to replay: the counts stored at the last checkpoint describe the pages exactly.
       const stored = await this.db.get(COUNTS_KEY)
-      if (stored !== undefined) this.counts = decodeCounts(location, this.parameters.shards, stored)
+      if (stored !== undefined) this.counts = decodeCounts(this.location, this.parameters.shards, stored)
       this.anchor?.advance(next, true)
       return
     }

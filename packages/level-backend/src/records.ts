@@ -1,4 +1,5 @@
 import { crc32 } from '@bloomkit/core/store'
+import type { Database } from './database.js'
 import { corruptStore } from './errors.js'
 
 /**
@@ -33,6 +34,16 @@ export const PAGE_RANGE = { gte: 'p', lt: 'q' } as const
 export const LOG_RANGE = { gte: 'l', lt: 'm' } as const
 /** Range of page-version chunk keys, for iterators. */
 export const VERSIONS_RANGE = { gte: 'v', lt: 'w' } as const
+
+/** Deletions of every page, log and page-versions record: what emptying a filter's bits removes. */
+export async function bitRecordDeletions(db: Database): Promise<{ type: 'del'; key: string }[]> {
+  const ops: { type: 'del'; key: string }[] = []
+  for await (const key of db.keys(PAGE_RANGE)) ops.push({ type: 'del', key })
+  for await (const key of db.keys(LOG_RANGE)) ops.push({ type: 'del', key })
+  for await (const key of db.keys(VERSIONS_RANGE)) ops.push({ type: 'del', key })
+  return ops
+}
+
 const LOG_MAGIC = 0x474c4b42 // "BKLG"
 
 /** Key of page `page` (counted from 0 within the shard) of shard `shard`. */

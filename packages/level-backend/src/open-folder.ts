@@ -1,0 +1,97 @@
+import { BloomError, type FilterParameters } from '@bloomkit/core'
+import { adoptsStored, formatParameters, type PositionBatch, seedNote } from '@bloomkit/core/store'
+import { ANCHOR_FILE, newAnchor, type SequenceAnchor } from './anchor.js'
+import type { Database } from './database.js'
+import { corruptStore, dataLost } from './errors.js'
+import { encodeMetadata, type Metadata } from './metadata.js'
+import type { PageVersions } from './page-versions.js'
+import { CHECKPOINT_KEY, COUNTS_KEY, decodeCheckpoint, encodeCheckpoint, encodeCounts, META_KEY } from './records.js'
+import { readLog } from './write-ahead-log.js'
+
+/**
+ * What opening a LevelBitStore's folder takes besides the store itself: a new filter's first
+ * records, create's check of a filter already there, and the replay of the log a crash left.
+ */
+
+/** What a store is built from: the open database, its metadata, and (in Node) the folder's anchor. */
+export interface Opened {
+  readonly meta: Metadata
+  readonly anchor: SequenceAnchor | undefined
+}
+
+/** Writes a new filter's records into an empty database; its sequence starts at 1 (0 is "nothing written yet"). */
+export async function initializeFolder(where: string, db: Database, meta: Metadata): Promise<Opened> {
+  const anchor = newAnchor(where, true)
+  try {
+    // A new filter's counts are known (all zero) and kept from here on.
+    await db.batch(
+      [
+        { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
+        { type: 'put', key: COUNTS_KEY, value: encodeCounts(new Float64Array(meta.parameters.shards)) },
+        { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(1) },
+      ],
+      { sync: true },
+    )
+  } catch (error) {
+    anchor?.close()
+    throw error
+  }
+  return { meta, anchor }
+}
+
+/**
+ * Whether `create` may open the filter stored in `where`.
+ * @throws BloomError `BLOOM_INCOMPATIBLE` when it has other parameters.
+ */
+export function checkAdoptable(where: string, checked: FilterParameters, stored: FilterParameters, seeded: boolean, earlier: readonly FilterParameters[]): void {
+  // Every field, layout included (the shared comparison is the one merge and import use); the
+  // seed too unless the caller left it to chance (`seeded` false): then the stored one is kept.
+  if (!adoptsStored(checked, stored, seeded, earlier)) {
+    throw new BloomError(
+      'BLOOM_INCOMPATIBLE',
+      `${where} already holds a filter with other parameters: ${formatParameters(stored)}` +
+        ` (asked for ${formatParameters(checked)}${seedNote(stored, checked)}); open it, or use another folder`,
+    )
+  }
+}
+
+/**
+ * Checks that LevelDB lost nothing this filter wrote and applies (in order) the log records a
+ * crash left behind. Resolves to where the log starts, the next sequence number and the log's bytes.
+ * @throws BloomError `BLOOM_DATA_LOST` when the log has a gap or ends before the anchor;
+ *   `BLOOM_CORRUPT_STORE` for a damaged record.
+ */
+export async function replayLog(
+  location: string,
+  db: Database,
+  parameters: FilterParameters,
+  shardBytes: number,
+  versions: PageVersions,
+  anchor: SequenceAnchor | undefined,
+  apply: (batch: PositionBatch) => Promise<unknown>,
+): Promise<{ logStart: number; next: number; logBytes: number }> {
+  const checkpoint = await db.get(CHECKPOINT_KEY)
+  if (checkpoint === undefined) throw dataLost(location, 'its checkpoint record is missing (LevelDB lost it: a damaged, truncated or deleted file)')
+  const logStart = decodeCheckpoint(location, checkpoint)
+  await versions.load(location, db)
+  let next = logStart
+  let logBytes = 0
+  for await (const { seq, batch, bytes } of readLog(location, db, parameters, shardBytes)) {
+    if (seq < next) throw corruptStore(location, `log record ${seq} precedes the log's start ${next}`)
+    if (seq > next) {
+      const which = seq - 1 === next ? `log record ${next} is` : `log records ${next} to ${seq - 1} are`
+      throw dataLost(location, `${which} missing (LevelDB dropped it: a damaged file)`)
+    }
+    await apply(batch)
+    next = seq + 1
+    logBytes += bytes
+  }
+  if (anchor !== undefined && anchor.recorded > next) {
+    throw dataLost(
+      location,
+      `its records end at sequence ${next}, but its anchor file (${ANCHOR_FILE}) says writes reached ${anchor.recorded}: ` +
+        'LevelDB lost its newest writes (a damaged, truncated or deleted .log file, or a power loss without `sync: true`)',
+    )
+  }
+  return { logStart, next, logBytes }
+}
