@@ -1,10 +1,12 @@
 import type { FilterParameters } from '@bloomkit/core'
 import { positionsOf, shardOf, xxh32PairBytes } from '@bloomkit/core/spec'
-import { counterShardBytesOf, crc32, encodeCountingHeader, encodeSnapshotHeader, KeyHasher, PositionBatch, shardBitsOf, shardBytesOf } from '@bloomkit/core/store'
+import { counterShardBytesOf, crc32, KeyHasher, PositionBatch, shardBitsOf, shardBytesOf, snapshotFormat } from '@bloomkit/core/store'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
 import { MemoryCounterStore } from '@bloomkit/memory-backend/counting'
 import { fillStats } from './filter-stats.js'
 import type { KeyBlock } from './input.js'
+
+const { encodeCountingHeader, encodeSnapshotHeader } = snapshotFormat
 
 /** The largest group of shards held at once: one typed array stays well inside V8's limits. */
 const MAX_GROUP_BYTES = 2 ** 31

@@ -1,5 +1,8 @@
-import { COUNTING_SNAPSHOT_VERSION, crc32, decodeSnapshotHeader, encodeSnapshotHeader, plainBitsOf, SNAPSHOT_HEADER_BYTES, type SnapshotKind } from '@bloomkit/core/store'
+import { counterKernels, crc32, snapshotFormat, type SnapshotKind } from '@bloomkit/core/store'
 import { CliError } from './errors.js'
+
+const { COUNTING_SNAPSHOT_VERSION, decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES } = snapshotFormat
+const { plainBitsOf } = counterKernels
 
 /**
  * A snapshot stream whose kind was read from its header (docs/SPEC.md: version 1 plain, version 3

@@ -2,7 +2,7 @@ import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs'
 import { open, readFile, rename, rm, unlink } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { BloomError, BloomFilter, type CountingBloomFilter, type FilterParameters } from '@bloomkit/core'
-import { COUNTING_SNAPSHOT_VERSION, decodeSnapshot, KeyHasher, SnapshotReader, type SnapshotKind } from '@bloomkit/core/store'
+import { decodeSnapshot, KeyHasher, snapshotFormat, type SnapshotKind, SnapshotReader } from '@bloomkit/core/store'
 import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
 import { CountingMemoryFilter, MemoryCounterStore } from '@bloomkit/memory-backend/counting'
@@ -13,6 +13,8 @@ import { fillStats } from './filter-stats.js'
 import { checkInterrupted } from './signals.js'
 import { kindName, peekKind } from './snapshot-kind.js'
 import { closeRedis, connectRedis, redact, type Target } from './targets.js'
+
+const { COUNTING_SNAPSHOT_VERSION } = snapshotFormat
 
 /** Options shared by commands that open targets. */
 export interface StoreOptions {

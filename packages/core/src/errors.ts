@@ -70,19 +70,6 @@ export function checkInteger(name: string, value: unknown, min: number, max: num
   return value
 }
 
-/** Asserts a boolean; `undefined` gives `fallback` when one is passed. */
-export function checkBoolean(name: string, value: unknown, fallback?: boolean): boolean {
-  if (value === undefined && fallback !== undefined) return fallback
-  if (typeof value !== 'boolean') throw invalidParameter(name, 'a boolean', value)
-  return value
-}
-
-/** Asserts an options object (not null, not a primitive). */
-export function checkObject<T extends object>(name: string, value: T): T {
-  if (value === null || typeof value !== 'object') throw invalidParameter(name, 'an object', value)
-  return value
-}
-
 /**
  * The TypeError a filter's `toJSON` throws: a filter has no JSON form (`JSON.stringify(filter)`
  * would write internals nothing can load), so the mistake is loud and points at `export()`.

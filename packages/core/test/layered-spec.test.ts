@@ -1,17 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import { BloomError, BloomFilter, type FilterParameters } from '@bloomkit/core'
-import {
-  crc32,
-  createKeyHasher,
-  decodeLayeredSnapshot,
-  decodeSnapshot,
-  encodeLayeredSnapshot,
-  layerCapacity,
-  layerErrorRate,
-  layerParameters,
-} from '@bloomkit/core/store'
+import { crc32, createKeyHasher, decodeSnapshot, layerCapacity, layeredFormat, layerErrorRate, layerParameters } from '@bloomkit/core/store'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
+
+const { decodeLayeredSnapshot, encodeLayeredSnapshot } = layeredFormat
 
 const spec = readFileSync(new URL('../../../docs/SPEC.md', import.meta.url), 'utf8')
 const block = (tag: string) => {

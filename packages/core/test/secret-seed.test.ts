@@ -1,7 +1,8 @@
 import { inspect } from 'node:util'
 import { describe, expect, test } from 'vitest'
 import { BloomFilter, isBloomError } from '@bloomkit/core'
-import { assertSameParameters, checkParameters, createKeyHasher, formatParameters } from '@bloomkit/core/store'
+import { checkParameters, createKeyHasher, formatParameters } from '@bloomkit/core/store'
+import { assertSameParameters } from '../src/parameters.js'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
 
 // The seed is the key of the keyed hashing: whoever reads it can craft keys that read present.

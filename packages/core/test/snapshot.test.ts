@@ -2,8 +2,11 @@ import fc from 'fast-check'
 import { prop } from '../../../test-support/property-test.js'
 import { describe, expect, test } from 'vitest'
 import { BloomFilter, type FilterParameters } from '@bloomkit/core'
-import { createKeyHasher, crc32, decodeSnapshot, decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES, snapshotBytes, SnapshotReader } from '@bloomkit/core/store'
+import { crc32, createKeyHasher, decodeSnapshot, snapshotFormat, SnapshotReader } from '@bloomkit/core/store'
+import { snapshotBytes } from '../src/snapshot.js'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
+
+const { decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES } = snapshotFormat
 
 const parameters: FilterParameters = { bits: 3 * 256, hashes: 4, shards: 3, seed: 99, layout: 'classic', scheme: 3 }
 

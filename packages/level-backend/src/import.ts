@@ -1,5 +1,5 @@
 import { BloomError } from '@bloomkit/core'
-import { popcount, SnapshotReader, shardBytesOf, snapshotChunks, type SnapshotSource } from '@bloomkit/core/store'
+import { bitKernels, shardBytesOf, SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { newAnchor, type SequenceAnchor } from './anchor.js'
 import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from './errors.js'
@@ -8,6 +8,9 @@ import { checkPageTable } from './options.js'
 import { PageGeometry } from './page-geometry.js'
 import { PageVersions } from './page-versions.js'
 import { CHECKPOINT_KEY, COUNTS_KEY, encodeCheckpoint, encodeCounts, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './records.js'
+
+const { popcount } = bitKernels
+const { snapshotChunks } = snapshotSources
 
 export type { SnapshotSource }
 

@@ -1,10 +1,12 @@
 import { BloomError, LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, decodeLayeredSnapshot, layerPolicyOf, layerSnapshotOf, snapshotLayerEntries, type LayerPolicy } from '@bloomkit/core/store'
+import { createKeyHasher, layeredFormat, type LayerPolicy, layerPolicyOf } from '@bloomkit/core/store'
 import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from './errors.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
 import { checkLevelOptionNames, type LevelCreateStoreOptions, type LevelStoreOptions } from './options.js'
+
+const { decodeLayeredSnapshot, layerSnapshotOf, snapshotLayerEntries } = layeredFormat
 
 /** Options of {@link LayeredLevelFilter.create}: a scalable (`growth`) or rotating (`window`) policy, and each layer's store options. */
 export type LayeredLevelOptions = LayeredOptions & LevelCreateStoreOptions

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, earlierSizeFilter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters, peekVersion, wholeSnapshot } from '@bloomkit/core/store'
+import { createKeyHasher, earlierSizeFilter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
 import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
 import { holdsLayered } from './level-layers.js'
 import { type SnapshotSource } from './import.js'
@@ -8,6 +8,9 @@ import { canonicalLocation, closeDatabase, openDatabase } from './database.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { COUNTING_META_KEY } from './level-counter-store.js'
 import { checkLevelOptionNames, type LevelCreateStoreOptions } from './options.js'
+
+const { LAYERED_SNAPSHOT_VERSION } = layeredFormat
+const { peekVersion, wholeSnapshot } = snapshotSources
 
 /** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
 export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}

@@ -1,27 +1,12 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import {
-  addCounters,
-  checkParameters,
-  countCounters,
-  decrementKey,
-  incrementKey,
-  testKeyCounters,
-  counterShardBytesOf,
-  crc32,
-  formatParameters,
-  readParameterFields,
-  SnapshotReader,
-  snapshotChunks,
-  writeParameterFields,
-  type BitStoreCapabilities,
-  type CounterMode,
-  type CounterStore,
-  type PositionBatch,
-  type SnapshotSource,
-} from '@bloomkit/core/store'
+import { type BitStoreCapabilities, checkParameters, counterKernels, type CounterMode, counterShardBytesOf, type CounterStore, crc32, formatParameters, type PositionBatch, snapshotFormat, SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from './database.js'
 import { corruptStore, dataLost, notAFilter, storeError } from './errors.js'
 import { Mutex } from './mutex.js'
+
+const { addCounters, countCounters, decrementKey, incrementKey, testKeyCounters } = counterKernels
+const { readParameterFields, writeParameterFields } = snapshotFormat
+const { snapshotChunks } = snapshotSources
 
 /** The record that makes a folder a counting filter's (and tells a plain open to refuse it). */
 export const COUNTING_META_KEY = 'counting'

@@ -1,9 +1,11 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, readParameterFields, writeParameterFields } from '@bloomkit/core/store'
+import { checkParameters, crc32, snapshotFormat } from '@bloomkit/core/store'
 import type { Database } from './database.js'
 import { corruptStore, notAFilter } from './errors.js'
 import { checkPageBytes } from './options.js'
 import { IMPORTING_KEY, META_KEY } from './records.js'
+
+const { readParameterFields, writeParameterFields } = snapshotFormat
 
 /** The folder format version this release writes and reads. */
 export const FORMAT_VERSION = 2
@@ -55,7 +57,6 @@ export function decodeMetadata(location: string, bytes: Uint8Array): Metadata {
     throw new BloomError('BLOOM_CORRUPT_STORE', `${location}: the metadata record holds impossible fields: ${(error as Error).message}`, { cause: error })
   }
 }
-
 
 /**
  * The metadata record, or undefined for an empty database.

@@ -1,5 +1,5 @@
 import type { FilterParameters } from '@bloomkit/core'
-import { checkBoolean, checkInteger, checkObject, checkOptionNames, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
+import { checkInteger, checkOptionNames, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
 
 /** Options for opening a LevelDB store; none of them is stored in the folder. */
 export interface LevelStoreOptions {
@@ -74,6 +74,18 @@ function checkOption(name: string, value: unknown, min: number, max: number, fal
   return value === undefined ? fallback : checkInteger(name, value, min, max)
 }
 
+/** Asserts a boolean; `undefined` gives `fallback` when one is passed. */
+function checkBoolean(name: string, value: unknown, fallback?: boolean): boolean {
+  if (value === undefined && fallback !== undefined) return fallback
+  if (typeof value !== 'boolean') throw invalidParameter(name, 'a boolean', value)
+  return value
+}
+
+/** Asserts an options object (not null, not a primitive). */
+function checkObject<T extends object>(name: string, value: T): T {
+  if (value === null || typeof value !== 'object') throw invalidParameter(name, 'an object', value)
+  return value
+}
 
 /**
  * Checks the options every open takes and fills in their defaults. `cacheBytes` is checked against

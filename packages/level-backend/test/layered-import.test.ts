@@ -1,12 +1,14 @@
 import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { encodeLayeredSnapshot, layerParameters, layerPolicyOf } from '@bloomkit/core/store'
+import { layeredFormat, layerParameters, layerPolicyOf } from '@bloomkit/core/store'
 import { LayeredLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { childBuildForTests } from './support/child-build.js'
 import { runChild } from './support/run-child.js'
 import { tempFolders } from './support/temp-folders.js'
+
+const { encodeLayeredSnapshot } = layeredFormat
 
 // A layered snapshot of many small layers (issue 21): each layer is a LevelDB of its own, and
 // 4,000 of them open at once ran out of file descriptors (EMFILE) and left a half-imported folder

@@ -4,11 +4,13 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
-import { decodeLayeredSnapshot, KeyHasher } from '@bloomkit/core/store'
+import { KeyHasher, layeredFormat } from '@bloomkit/core/store'
 import { LayeredLevelFilter, LevelBitStore, LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { tempFolders } from './support/temp-folders.js'
+
+const { decodeLayeredSnapshot } = layeredFormat
 
 const folders = tempFolders()
 afterAll(() => folders.removeAll())

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
 import { Level } from 'level'
-import { encodeSnapshotHeader } from '@bloomkit/core/store'
+import { snapshotFormat } from '@bloomkit/core/store'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { tempFolders } from './support/temp-folders.js'
+
+const { encodeSnapshotHeader } = snapshotFormat
 
 const folders = tempFolders()
 afterAll(() => folders.removeAll())

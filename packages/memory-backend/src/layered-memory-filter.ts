@@ -1,7 +1,9 @@
 import { LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { checkOptionNames, createKeyHasher, decodeLayeredSnapshot, KeyHasher, layerPolicyOf, snapshotLayerEntries, snapshotVersionOf, type LayerPolicy } from '@bloomkit/core/store'
+import { checkOptionNames, createKeyHasher, KeyHasher, layeredFormat, type LayerPolicy, layerPolicyOf } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from './memory-bloom-filter.js'
 import { MemoryLayers } from './memory-layers.js'
+
+const { decodeLayeredSnapshot, snapshotLayerEntries, snapshotVersionOf } = layeredFormat
 
 /** Options of {@link LayeredMemoryFilter.import}. */
 export interface LayeredMemoryImportOptions {

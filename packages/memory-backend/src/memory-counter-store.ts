@@ -1,5 +1,5 @@
 import type { FilterParametersInput } from '@bloomkit/core'
-import { addCounters, counterBatch, countCounters, type BitStoreCapabilities, type CounterStore, type PositionBatch } from '@bloomkit/core/store'
+import { counterKernels, type BitStoreCapabilities, type CounterStore, type PositionBatch } from '@bloomkit/core/store'
 import { ShardBytesStore } from './shard-bytes-store.js'
 
 /**
@@ -20,33 +20,33 @@ export class MemoryCounterStore extends ShardBytesStore implements CounterStore<
 
   setBits(batch: PositionBatch, out: Uint8Array): void {
     this.checkOpen()
-    counterBatch(this.bytes, this.shardBytes, batch, out, 'increment')
+    counterKernels.counterBatch(this.bytes, this.shardBytes, batch, out, 'increment')
   }
 
   testBits(batch: PositionBatch, out: Uint8Array): void {
     this.checkOpen()
-    counterBatch(this.bytes, this.shardBytes, batch, out, 'test')
+    counterKernels.counterBatch(this.bytes, this.shardBytes, batch, out, 'test')
   }
 
   removeBits(batch: PositionBatch, out: Uint8Array): void {
     this.checkOpen()
-    counterBatch(this.bytes, this.shardBytes, batch, out, 'decrement')
+    counterKernels.counterBatch(this.bytes, this.shardBytes, batch, out, 'decrement')
   }
 
   countBits(): number[] {
     this.checkOpen()
     const counts: number[] = []
-    for (let shard = 0, at = 0; shard < this.parameters.shards; shard++, at += this.shardBytes) counts.push(countCounters(this.bytes, at, at + this.shardBytes).nonZero)
+    for (let shard = 0, at = 0; shard < this.parameters.shards; shard++, at += this.shardBytes) counts.push(counterKernels.countCounters(this.bytes, at, at + this.shardBytes).nonZero)
     return counts
   }
 
   countSaturated(): number {
     this.checkOpen()
-    return countCounters(this.bytes).saturated
+    return counterKernels.countCounters(this.bytes).saturated
   }
 
   orShard(shard: number, offset: number, bytes: Uint8Array): void {
     this.checkOpen()
-    addCounters(this.bytes, shard * this.shardBytes + offset, bytes)
+    counterKernels.addCounters(this.bytes, shard * this.shardBytes + offset, bytes)
   }
 }

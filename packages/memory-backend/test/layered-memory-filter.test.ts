@@ -3,10 +3,15 @@ import { prop } from '../../../test-support/property-test.js'
 import { readFileSync } from 'node:fs'
 import { describe, expect, test as plainTest } from 'vitest'
 import { BloomError, estimateErrorRate, type BloomKey } from '@bloomkit/core'
-import { compoundErrorRate, crc32, decodeLayeredSnapshot, encodeSnapshotHeader } from '@bloomkit/core/store'
+import { crc32, layeredFormat, snapshotFormat } from '@bloomkit/core/store'
+// Not for backends, so not in @bloomkit/core/store: the test reads core's own rule.
+import { compoundErrorRate } from '../../core/src/layer-policy.js'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { chernoffInterval } from '../../../test-support/chernoff.js'
+
+const { decodeLayeredSnapshot } = layeredFormat
+const { encodeSnapshotHeader } = snapshotFormat
 
 const code = (c: string) => expect.objectContaining({ code: c })
 

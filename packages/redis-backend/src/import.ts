@@ -1,11 +1,13 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { SnapshotReader, snapshotChunks, type SnapshotSource } from '@bloomkit/core/store'
+import { SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
 import { checkRedisParameters, timeoutOf, ttlMsOf, type RedisClient, type RedisReplaceOptions } from './options.js'
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
 import { LOCK_META } from './scripts.js'
+
+const { snapshotChunks } = snapshotSources
 
 /** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order (core's type). */
 export type { SnapshotSource }

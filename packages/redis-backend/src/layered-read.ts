@@ -9,7 +9,7 @@
 // The script also compares every layer's meta with what the client holds and reads the list's
 // version, so a single has() is one command whatever the number of layers.
 import { createHash } from 'node:crypto'
-import { shardBytesOf, TEST_BITS, testOrSetGroup, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
+import { bitKernels, type PositionBatch, shardBytesOf, type ShardGroup } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import { markerBytes } from './generations.js'
@@ -17,6 +17,8 @@ import { CHECKED_FIELDS, checkedValues } from './meta.js'
 import { corkWrites, type RedisClient } from './options.js'
 import { runScript } from './scripts.js'
 import { MAX_SCAN_BYTES } from './whole-shard.js'
+
+const { TEST_BITS, testOrSetGroup } = bitKernels
 
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */
 const BITFIELD_BYTES_PER_PROBE = 34

@@ -1,5 +1,5 @@
 import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, decodeLayeredSnapshot, hashPairs, keyBatches, layerBatch, layerParameters, layerPolicyOf, layerSnapshotOf, snapshotLayerEntries, type LayerPolicy } from '@bloomkit/core/store'
+import { createKeyHasher, layeredBatch, layeredFormat, layerParameters, type LayerPolicy, layerPolicyOf } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
 import { CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
@@ -7,6 +7,9 @@ import { metaFields } from './meta.js'
 import { checkClient, checkOptions, checkRedisOptionNames, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { RedisLayers, type RedisLayer } from './redis-layers.js'
+
+const { decodeLayeredSnapshot, layerSnapshotOf, snapshotLayerEntries } = layeredFormat
+const { hashPairs, keyBatches, layerBatch } = layeredBatch
 
 /** Keys hashed per round trip by addMany/hasMany. */
 const BATCH_KEYS = 4096

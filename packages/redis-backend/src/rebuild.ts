@@ -1,10 +1,12 @@
-import { invalidParameter, PositionBatch, SET_BITS, testOrSetBatch } from '@bloomkit/core/store'
+import { bitKernels, invalidParameter, PositionBatch } from '@bloomkit/core/store'
 import type { BloomKey } from '@bloomkit/core'
 import type { ShardGenerations } from './generations.js'
 import { lockMeta, unlockMeta } from './meta.js'
 import { clearStaged } from './resize.js'
 import type { RedisBitStore } from './redis-bit-store.js'
 import { MAX_SCAN_BYTES, orIntoNext } from './whole-shard.js'
+
+const { SET_BITS, testOrSetBatch } = bitKernels
 
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384

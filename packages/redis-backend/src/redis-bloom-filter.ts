@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, LAYERED_SNAPSHOT_VERSION, newFilterParameters, peekVersion, wholeSnapshot, type BitStore } from '@bloomkit/core/store'
+import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
@@ -26,6 +26,9 @@ import { rebuild } from './rebuild.js'
 import { leftoverKeys } from './resize.js'
 import { RedisBitStore } from './redis-bit-store.js'
 import { RedisCountingFilter } from './redis-counting-filter.js'
+
+const { LAYERED_SNAPSHOT_VERSION } = layeredFormat
+const { peekVersion, wholeSnapshot } = snapshotSources
 
 /** Which kind of filter `open` or `import` must find: a fixed one (`RedisBloomFilter`) or a layered one (`LayeredRedisFilter`). */
 export type RedisFilterKind = 'fixed' | 'layered'

@@ -1,10 +1,12 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { layerBatch, layerParameters, type DropReason, type LayerEntry, type LayerPolicy, type LayerStorage, type LayersAnswer, type StoredLayer } from '@bloomkit/core/store'
+import { type DropReason, layeredBatch, type LayerEntry, layerParameters, type LayerPolicy, type LayersAnswer, type LayerStorage, type StoredLayer } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
+
+const { layerBatch } = layeredBatch
 
 /** Batches of at most this many keys (single calls) ask every layer in the one script: one command per check. */
 const SCRIPT_ALL_KEYS = 64

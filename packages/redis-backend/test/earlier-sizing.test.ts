@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { type SizingOptions } from '@bloomkit/core'
-import { COUNTER_BITS, earlierSizeFilter } from '@bloomkit/core/store'
+import { counterKernels, earlierSizeFilter } from '@bloomkit/core/store'
 import { RedisBloomFilter, RedisCountingFilter, sizeRedisFilter } from '@bloomkit/redis-backend'
 import { standaloneClient, uniqueName } from './support/clients.js'
+
+const { COUNTER_BITS } = counterKernels
 
 const redis = standaloneClient()
 afterAll(async () => {

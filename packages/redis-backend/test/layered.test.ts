@@ -3,12 +3,14 @@ import { prop } from '../../../test-support/property-test.js'
 import { chernoffInterval } from '../../../test-support/chernoff.js'
 import { afterAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
-import { decodeLayeredSnapshot, KeyHasher } from '@bloomkit/core/store'
+import { KeyHasher, layeredFormat } from '@bloomkit/core/store'
 import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { KeyNames } from '../src/key-names.js'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+
+const { decodeLayeredSnapshot } = layeredFormat
 
 const redis = standaloneClient()
 const cluster = clusterClient()

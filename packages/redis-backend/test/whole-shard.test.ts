@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { clusterClient, commandsOf, standaloneClient, uniqueName, namesOf } from './support/clients.js'
-import { SET_BITS, TEST_BITS, testOrSetGroup } from '@bloomkit/core/store'
+import { bitKernels } from '@bloomkit/core/store'
 import { markerOf } from '../src/whole-shard.js'
+
+const { SET_BITS, TEST_BITS, testOrSetGroup } = bitKernels
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -36,7 +38,6 @@ test('markerOf reads the 4 bytes after the bits, big-endian, and −1 for a miss
   expect(markerOf(new Uint8Array([0xff, 0x80, 0, 0]), 1)).toBe(-1)
   expect(markerOf(new Uint8Array(0), 1)).toBe(-1)
 })
-
 
 describe.each([
   ['standalone', redis],

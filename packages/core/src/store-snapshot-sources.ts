@@ -1,0 +1,6 @@
+/**
+ * A snapshot given as bytes or as a stream of chunks: read in chunks, read whole, or have its
+ * version looked at first. Grouped under `snapshotSources` in `@bloomkit/core/store`.
+ */
+export { snapshotChunks } from './chunks.js'
+export { peekVersion, wholeSnapshot } from './snapshot-source.js'
