@@ -1,10 +1,11 @@
 import { estimateErrorRate, type FilterParameters } from '@bloomkit/core'
-import { earlierSizeFilter, layerCapacity, layerErrorRate, layerPolicyOf } from '@bloomkit/core/store'
+import { earlierSizeFilter, layerPolicies } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { GRID, gridSeed, type GridCell } from '../../test-support/dist/fpr-cells.js'
 import type { SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
+const { layerCapacity, layerErrorRate, layerPolicyOf } = layerPolicies
 
 /** A filter under measurement: add keys in order, ask for probes. */
 interface Probed {

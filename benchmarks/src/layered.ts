@@ -1,5 +1,5 @@
 import { sizeFilter } from '@bloomkit/core'
-import { layerCapacity, layerParameters, layerPolicyOf } from '@bloomkit/core/store'
+import { layerPolicies } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
@@ -8,6 +8,7 @@ import { Redis } from 'ioredis'
 import { startRedisServer } from '../../test-support/dist/redis-servers.js'
 import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, userKeys, type SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
+const { layerCapacity, layerParameters, layerPolicyOf } = layerPolicies
 
 /** The first layer's capacity: every scalable subject starts here and grows to 64× it. */
 const FIRST_CAPACITY = 10_000

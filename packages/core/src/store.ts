@@ -8,14 +8,14 @@
  */
 export { answerEach } from './answer-each.js'
 export type { BitStore, BitStoreCapabilities } from './bit-store.js'
-export type { BitMode } from './bit-kernels.js'
+export { orInto, popcount, SET_BITS, TEST_BITS, testBitSetBit, testOrSetBatch, testOrSetGroup, testOrSetKey, type BitMode } from './bit-kernels.js'
 export type { ShardRange, SnapshotSource } from './chunks.js'
 export { crc32 } from './crc32.js'
 export { checkInteger, invalidParameter } from './errors.js'
 export { checkOptionNames, type OptionGroup } from './option-names.js'
 export type { SyncAsync } from './sync-async.js'
 export { createKeyHasher, KeyHasher } from './key-hasher.js'
-export { checkParameters, formatParameters, HASH_SCHEMES, layoutOfScheme, schemeOf, sameParameters, seedNote, shardBitsOf, shardBytesOf } from './parameters.js'
+export { checkParameters, formatParameters, sameParameters, seedNote, shardBitsOf, shardBytesOf } from './parameters.js'
 export { PositionBatch, type ShardGroup } from './position-batch.js'
 export { adoptsStored, newFilterParameters, randomSeed, type NewFilter } from './seed.js'
 export { earlierSizeFilter } from './sizing.js'
@@ -24,12 +24,14 @@ export { CounterProbe } from './counter-probe.js'
 export type { CounterMode } from './counter-kernels.js'
 export { counterShardBytesOf, type CounterStore } from './counting-bloom-filter.js'
 export { decodeSnapshot, type SnapshotKind, SnapshotReader, type PayloadChunk, type SnapshotHeader } from './snapshot.js'
-export { checkPolicyKind, isLayeredOptions, layerCapacity, layerErrorRate, layerParameters, layerPolicyOf, type LayerPolicy } from './layer-policy.js'
+export { isLayeredOptions, type LayerPolicy } from './layer-policy.js'
 export type { LayeredSnapshot, LayerToWrite, SnapshotLayer } from './layered-snapshot.js'
 export type { DropReason, LayerEntry, LayersAnswer, LayerStorage, StoredLayer } from './layer-storage.js'
 
-/** Test and set bits of one key or a whole batch in a byte array, count and OR bits. */
-export * as bitKernels from './bit-kernels.js'
+/** The hash scheme numbers stored filters record (docs/SPEC.md section 4), and their layouts. */
+export * as hashSchemes from './store-hash-schemes.js'
+/** A layered filter's policy: read from options or a stored record, and each layer's capacity, rate and parameters. */
+export * as layerPolicies from './store-layer-policies.js'
 /** The 4-bit counters of a counting filter: increment, decrement, test, count, add, and their plain bits. */
 export * as counterKernels from './counter-kernels.js'
 /** The snapshot header and its parameter fields, written and read field by field. */

@@ -2,8 +2,9 @@ import fc from 'fast-check'
 import { prop } from '../../../test-support/property-test.js'
 import { describe, expect, test as plainTest } from 'vitest'
 import { estimateErrorRate } from '@bloomkit/core'
-import { layerCapacity, layerErrorRate, layerParameters, layerPolicyOf } from '@bloomkit/core/store'
+import { layerPolicies } from '@bloomkit/core/store'
 import { windowOf } from '../src/layer-policy.js'
+const { layerCapacity, layerErrorRate, layerParameters, layerPolicyOf } = layerPolicies
 
 describe('layer policy: the error-bound maths', () => {
   prop([fc.integer({ min: 1, max: 8 }), fc.double({ min: 0.05, max: 0.95, noNaN: true }), fc.constantFrom(0.1, 0.01, 0.001), fc.integer({ min: 1, max: 60 })])(

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import { BloomError, BloomFilter, type FilterParameters } from '@bloomkit/core'
-import { crc32, createKeyHasher, decodeSnapshot, layerCapacity, layeredFormat, layerErrorRate, layerParameters } from '@bloomkit/core/store'
+import { crc32, createKeyHasher, decodeSnapshot, layeredFormat, layerPolicies } from '@bloomkit/core/store'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
+const { layerCapacity, layerErrorRate, layerParameters } = layerPolicies
 
 const { decodeLayeredSnapshot, encodeLayeredSnapshot } = layeredFormat
 

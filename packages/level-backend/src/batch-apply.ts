@@ -1,9 +1,8 @@
-import { bitKernels, type PositionBatch } from '@bloomkit/core/store'
+import { testBitSetBit, testOrSetBatch, TEST_BITS, type PositionBatch } from '@bloomkit/core/store'
 import type { PageCache } from './page-cache.js'
 import type { PageGeometry } from './page-geometry.js'
 import type { PageIO } from './page-io.js'
 
-const { testBitSetBit, testOrSetBatch, TEST_BITS } = bitKernels
 
 /**
  * Sets or tests a batch's bits in the page cache, loading the pages it needs through {@link PageIO}.

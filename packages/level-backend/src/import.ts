@@ -1,5 +1,5 @@
 import { BloomError } from '@bloomkit/core'
-import { bitKernels, shardBytesOf, SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
+import { popcount, shardBytesOf, SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { newAnchor, type SequenceAnchor } from './anchor.js'
 import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from './errors.js'
@@ -9,7 +9,6 @@ import { PageGeometry } from './page-geometry.js'
 import { PageVersions } from './page-versions.js'
 import { CHECKPOINT_KEY, COUNTS_KEY, encodeCheckpoint, encodeCounts, encodePage, IMPORTING_KEY, META_KEY, pageKey } from './records.js'
 
-const { popcount } = bitKernels
 const { snapshotChunks } = snapshotSources
 
 export type { SnapshotSource }

@@ -1,10 +1,11 @@
 import { BloomError, LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, layeredFormat, type LayerPolicy, layerPolicyOf } from '@bloomkit/core/store'
+import { createKeyHasher, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from './errors.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
 import { checkLevelOptionNames, type LevelCreateStoreOptions, type LevelStoreOptions } from './options.js'
+const { layerPolicyOf } = layerPolicies
 
 const { decodeLayeredSnapshot, layerSnapshotOf, snapshotLayerEntries } = layeredFormat
 

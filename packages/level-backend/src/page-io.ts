@@ -1,11 +1,10 @@
-import { bitKernels } from '@bloomkit/core/store'
+import { popcount } from '@bloomkit/core/store'
 import type { Database } from './database.js'
 import type { PageCache } from './page-cache.js'
 import type { PageGeometry } from './page-geometry.js'
 import type { PageVersions } from './page-versions.js'
 import { decodePage, encodePage, PAGE_RANGE, parsePageKey } from './records.js'
 
-const { popcount } = bitKernels
 
 /** Bytes of pages per LevelDB batch when a checkpoint writes them, so one batch never holds the whole cache. */
 const WRITE_BATCH_BYTES = 4 * 2 ** 20

@@ -1,12 +1,13 @@
 import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { layeredFormat, layerParameters, layerPolicyOf } from '@bloomkit/core/store'
+import { layeredFormat, layerPolicies } from '@bloomkit/core/store'
 import { LayeredLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { childBuildForTests } from './support/child-build.js'
 import { runChild } from './support/run-child.js'
 import { tempFolders } from './support/temp-folders.js'
+const { layerParameters, layerPolicyOf } = layerPolicies
 
 const { encodeLayeredSnapshot } = layeredFormat
 

@@ -1,7 +1,8 @@
 import { LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { checkOptionNames, createKeyHasher, KeyHasher, layeredFormat, type LayerPolicy, layerPolicyOf } from '@bloomkit/core/store'
+import { checkOptionNames, createKeyHasher, KeyHasher, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from './memory-bloom-filter.js'
 import { MemoryLayers } from './memory-layers.js'
+const { layerPolicyOf } = layerPolicies
 
 const { decodeLayeredSnapshot, snapshotLayerEntries, snapshotVersionOf } = layeredFormat
 

@@ -1,5 +1,5 @@
 import type { FilterParametersInput } from '@bloomkit/core'
-import { bitKernels, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
+import { orInto, popcount, SET_BITS, TEST_BITS, testOrSetBatch, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
 import { ShardBytesStore } from './shard-bytes-store.js'
 
 /** Filters of at least this many bytes keep their bits in a WebAssembly.Memory (see {@link newBits}). */
@@ -44,23 +44,23 @@ export class MemoryBitStore extends ShardBytesStore implements BitStore<true> {
 
   setBits(batch: PositionBatch, out: Uint8Array): void {
     this.checkOpen()
-    bitKernels.testOrSetBatch(this.bytes, this.shardBytes, batch, out, bitKernels.SET_BITS)
+    testOrSetBatch(this.bytes, this.shardBytes, batch, out, SET_BITS)
   }
 
   testBits(batch: PositionBatch, out: Uint8Array): void {
     this.checkOpen()
-    bitKernels.testOrSetBatch(this.bytes, this.shardBytes, batch, out, bitKernels.TEST_BITS)
+    testOrSetBatch(this.bytes, this.shardBytes, batch, out, TEST_BITS)
   }
 
   countBits(): number[] {
     this.checkOpen()
     const counts: number[] = []
-    for (let shard = 0, at = 0; shard < this.parameters.shards; shard++, at += this.shardBytes) counts.push(bitKernels.popcount(this.bytes, at, at + this.shardBytes))
+    for (let shard = 0, at = 0; shard < this.parameters.shards; shard++, at += this.shardBytes) counts.push(popcount(this.bytes, at, at + this.shardBytes))
     return counts
   }
 
   orShard(shard: number, offset: number, bytes: Uint8Array): void {
     this.checkOpen()
-    bitKernels.orInto(this.bytes, shard * this.shardBytes + offset, bytes)
+    orInto(this.bytes, shard * this.shardBytes + offset, bytes)
   }
 }

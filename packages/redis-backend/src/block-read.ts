@@ -4,11 +4,10 @@
 // per key on the server instead of a BITFIELD operation per bit, and on the client one Buffer per
 // call instead of one JS value per bit.
 import { createHash } from 'node:crypto'
-import { bitKernels, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
+import { TEST_BITS, testOrSetKey, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
 import type { ShardGenerations } from './generations.js'
 import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS, runScript } from './scripts.js'
 
-const { TEST_BITS, testOrSetKey } = bitKernels
 
 /** Bytes per block of the blocked layout (a cache line; 512 bits). */
 const BLOCK_BYTES = 64

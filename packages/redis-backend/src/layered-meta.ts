@@ -1,7 +1,9 @@
 import { BloomError, type LayeredOptions } from '@bloomkit/core'
-import { checkPolicyKind, HASH_SCHEMES, layerPolicyOf, layoutOfScheme, type LayerEntry, type LayerPolicy } from '@bloomkit/core/store'
+import { type LayerEntry, type LayerPolicy, hashSchemes, layerPolicies } from '@bloomkit/core/store'
 import { CORRUPT_REPLY } from './errors.js'
 import { metaCheck, STORE_FORMAT } from './meta.js'
+const { HASH_SCHEMES, layoutOfScheme } = hashSchemes
+const { checkPolicyKind, layerPolicyOf } = layerPolicies
 
 // The meta hash `<name>:meta` of a layered filter (docs/SPEC.md 9.8): its policy fields, the
 // layer list, its `check`, and the scripts that change the list.

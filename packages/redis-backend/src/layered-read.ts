@@ -9,7 +9,7 @@
 // The script also compares every layer's meta with what the client holds and reads the list's
 // version, so a single has() is one command whatever the number of layers.
 import { createHash } from 'node:crypto'
-import { bitKernels, type PositionBatch, shardBytesOf, type ShardGroup } from '@bloomkit/core/store'
+import { TEST_BITS, testOrSetGroup, type PositionBatch, shardBytesOf, type ShardGroup } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import { markerBytes } from './generations.js'
@@ -18,7 +18,6 @@ import { corkWrites, type RedisClient } from './options.js'
 import { runScript } from './scripts.js'
 import { MAX_SCAN_BYTES } from './whole-shard.js'
 
-const { TEST_BITS, testOrSetGroup } = bitKernels
 
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */
 const BITFIELD_BYTES_PER_PROBE = 34

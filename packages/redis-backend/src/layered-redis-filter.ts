@@ -1,5 +1,5 @@
 import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, layeredBatch, layeredFormat, layerParameters, type LayerPolicy, layerPolicyOf } from '@bloomkit/core/store'
+import { createKeyHasher, layeredBatch, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
 import { CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
@@ -7,6 +7,7 @@ import { metaFields } from './meta.js'
 import { checkClient, checkOptions, checkRedisOptionNames, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { RedisLayers, type RedisLayer } from './redis-layers.js'
+const { layerParameters, layerPolicyOf } = layerPolicies
 
 const { decodeLayeredSnapshot, layerSnapshotOf, snapshotLayerEntries } = layeredFormat
 const { hashPairs, keyBatches, layerBatch } = layeredBatch

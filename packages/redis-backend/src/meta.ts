@@ -1,9 +1,10 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, formatParameters, schemeOf, adoptsStored, seedNote } from '@bloomkit/core/store'
+import { checkParameters, crc32, formatParameters, adoptsStored, seedNote, hashSchemes } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
 import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
+const { schemeOf } = hashSchemes
 
 /** Version of the stored format in Redis (meta fields, key names, shard marker); bumped on any change. */
 export const STORE_FORMAT = 1

@@ -1,4 +1,4 @@
-import { bitKernels, invalidParameter, PositionBatch } from '@bloomkit/core/store'
+import { SET_BITS, testOrSetBatch, invalidParameter, PositionBatch } from '@bloomkit/core/store'
 import type { BloomKey } from '@bloomkit/core'
 import type { ShardGenerations } from './generations.js'
 import { lockMeta, unlockMeta } from './meta.js'
@@ -6,7 +6,6 @@ import { clearStaged } from './resize.js'
 import type { RedisBitStore } from './redis-bit-store.js'
 import { MAX_SCAN_BYTES, orIntoNext } from './whole-shard.js'
 
-const { SET_BITS, testOrSetBatch } = bitKernels
 
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384

@@ -1,10 +1,11 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { type DropReason, layeredBatch, type LayerEntry, layerParameters, type LayerPolicy, type LayersAnswer, type LayerStorage, type StoredLayer } from '@bloomkit/core/store'
+import { type DropReason, layeredBatch, type LayerEntry, type LayerPolicy, type LayersAnswer, type LayerStorage, type StoredLayer, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
+const { layerParameters } = layerPolicies
 
 const { layerBatch } = layeredBatch
 

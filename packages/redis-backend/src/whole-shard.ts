@@ -2,12 +2,11 @@
 // transaction, instead of a BITFIELD operation per bit. The client tests and sets the bits on the
 // shard's bytes as Redis stores them (SETBIT order: bit p is bit 7 − p % 8 of byte ⌊p / 8⌋),
 // followed by the marker.
-import { bitKernels, type PositionBatch } from '@bloomkit/core/store'
+import { SET_BITS, TEST_BITS, testOrSetGroup, type PositionBatch } from '@bloomkit/core/store'
 import { dataLost, storeError } from './errors.js'
 import type { Generation, ShardGenerations } from './generations.js'
 import { OR_SCRATCH } from './scripts.js'
 
-const { SET_BITS, TEST_BITS, testOrSetGroup } = bitKernels
 
 /** The largest shard (bits and marker) a batch reads or ORs whole: no command moves more than 4 MiB. */
 export const MAX_SCAN_BYTES = 4 << 20

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
-import { layerPolicyOf } from '@bloomkit/core/store'
+import { layerPolicies } from '@bloomkit/core/store'
 // Not for backends, so not in @bloomkit/core/store: the test reads core's own window rule.
 import { windowOf } from '../../core/src/layer-policy.js'
 import { KeyNames, slotOf } from '../src/key-names.js'
@@ -12,6 +12,7 @@ import { GROW, LAYERED_CHECKED_FIELDS, layeredCheck, parseEntries } from '../src
 import { DEFAULT_SHARD_BITS } from '../src/options.js'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
 import * as spec from './support/independent.js'
+const { layerPolicyOf } = layerPolicies
 
 // docs/SPEC.md section 9: its vectors, parsed here as core's spec tests parse sections 1–8, and
 // compared with the library's functions, with the independent reading of the spec

@@ -1,10 +1,9 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { clusterClient, commandsOf, standaloneClient, uniqueName, namesOf } from './support/clients.js'
-import { bitKernels } from '@bloomkit/core/store'
+import { SET_BITS, TEST_BITS, testOrSetGroup } from '@bloomkit/core/store'
 import { markerOf } from '../src/whole-shard.js'
 
-const { SET_BITS, TEST_BITS, testOrSetGroup } = bitKernels
 
 const redis = standaloneClient()
 const cluster = clusterClient()
