@@ -1,13 +1,13 @@
 import type { BitStore, Outcome } from './bit-store.js'
 import { shardRanges } from './chunks.js'
 import { crc32 } from './crc32.js'
-import { BloomError, checkKeys, noJsonForm } from './errors.js'
+import { BloomError, checkKeys, closedError, mixedKindsError, noJsonForm } from './errors.js'
 import { invalidKeyError, type BloomKey, type KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
 import { positionsOf, shardOf } from './positions.js'
-import { blockedErrorRate } from './sizing.js'
-import { encodeSnapshotHeader, snapshotBytes } from './snapshot.js'
+import { blockedErrorRate, itemsFromSetBits } from './sizing.js'
+import { encodeSnapshotHeader, snapshotBytes, trailer } from './snapshot.js'
 import { syncAsync, syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
 
 /** Keys hashed per call to the store by `addMany`/`hasMany`. */
@@ -163,7 +163,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
   estimateCount(): Outcome<Sync, number> {
     return this.io.call(() => {
       this.checkOpen()
-      return this.io.then(this.store.countBits(), (counts) => this.countFromBits(counts))
+      return this.io.then(this.store.countBits(), (counts) => itemsFromSetBits(counts, this.shardBits, this.parameters.hashes))
     })
   }
 
@@ -176,7 +176,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
       this.checkOpen()
       return this.io.then(this.store.countBits(), (counts) => {
         const { bits, hashes } = this.parameters
-        if (this.parameters.layout === 'blocked') return blockedErrorRate(bits, hashes, this.countFromBits(counts))
+        if (this.parameters.layout === 'blocked') return blockedErrorRate(bits, hashes, itemsFromSetBits(counts, this.shardBits, this.parameters.hashes))
         let total = 0
         for (let s = 0; s < counts.length; s++) total += Math.pow(counts[s] / this.shardBits, hashes)
         return total / counts.length
@@ -232,7 +232,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
         at += piece.length
       }
       return this.io.then(this.store.countBits(), (counts) => {
-        put(encodeSnapshotHeader({ parameters: this.parameters, items: this.countFromBits(counts) }))
+        put(encodeSnapshotHeader({ parameters: this.parameters, items: itemsFromSetBits(counts, this.shardBits, this.parameters.hashes) }))
         const payload = this.io.forEach(shardRanges(this.parameters), ({ shard, offset, length }) =>
           this.io.then(this.store.readShard(shard, offset, length), (bytes) => {
             crc = crc32(bytes, crc)
@@ -397,34 +397,4 @@ export class BloomFilter<Sync extends boolean = boolean> {
     }
     if (current !== undefined) yield current
   }
-
-  /** The items estimate of docs/SPEC.md section 6 from set bits (non-zero counters) per shard. */
-  protected countFromBits(counts: ArrayLike<number>): number {
-    const m = this.shardBits
-    const k = this.parameters.hashes
-    let total = 0
-    for (let s = 0; s < counts.length; s++) {
-      // A full shard would give infinity; half a bit short of full keeps the estimate finite.
-      const set = Math.min(counts[s], m - 0.5)
-      total += (-m / k) * Math.log1p(-set / m)
-    }
-    return Math.round(total)
-  }
-}
-
-/** The 4-byte snapshot trailer: the payload's CRC-32, little-endian. */
-export function trailer(crc: number): Uint8Array {
-  const bytes = new Uint8Array(4)
-  new DataView(bytes.buffer).setUint32(0, crc, true)
-  return bytes
-}
-
-function mixedKindsError(mine: number, theirs: number): BloomError {
-  const kind = (counterBits: number) => (counterBits === 0 ? 'plain' : 'counting')
-  return new BloomError('BLOOM_INCOMPATIBLE', `merge: a ${kind(mine)} filter and a ${kind(theirs)} filter do not merge`)
-}
-
-/** @throws BloomError `BLOOM_CLOSED`. */
-export function closedError(): BloomError {
-  return new BloomError('BLOOM_CLOSED', 'the filter is closed')
 }

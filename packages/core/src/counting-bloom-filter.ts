@@ -1,12 +1,13 @@
 import type { BitStore, Outcome } from './bit-store.js'
-import { BloomFilter, closedError, trailer, type BatchOperation } from './bloom-filter.js'
+import { BloomFilter, type BatchOperation } from './bloom-filter.js'
 import { shardRanges } from './chunks.js'
 import { COUNTER_BITS, plainBitsOf } from './counter-kernels.js'
 import { crc32 } from './crc32.js'
-import { BloomError, checkKeys } from './errors.js'
+import { BloomError, checkKeys, closedError } from './errors.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBytesOf, type FilterParameters } from './parameters.js'
-import { COUNTING_SNAPSHOT_VERSION, encodeSnapshotHeader, snapshotBytes, type SnapshotHeader } from './snapshot.js'
+import { itemsFromSetBits } from './sizing.js'
+import { COUNTING_SNAPSHOT_VERSION, encodeSnapshotHeader, snapshotBytes, trailer, type SnapshotHeader } from './snapshot.js'
 import { syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
 
 /**
@@ -199,7 +200,7 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
         at += piece.length
       }
       return this.io.then(this.counters.countBits(), (counts) => {
-        put((plain ? encodeSnapshotHeader : encodeCountingHeader)({ parameters: this.parameters, items: this.countFromBits(counts) }))
+        put((plain ? encodeSnapshotHeader : encodeCountingHeader)({ parameters: this.parameters, items: itemsFromSetBits(counts, this.shardBits, this.parameters.hashes) }))
         const payload = this.io.forEach(counterRanges(this.parameters), ({ shard, offset, length }) =>
           this.io.then(this.counters.readShard(shard, offset, length), (counters) => {
             const bytes = plain ? plainBitsOf(counters) : counters

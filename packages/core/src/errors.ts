@@ -92,3 +92,14 @@ export function checkKeys<T>(keys: Iterable<T>): Iterable<T> {
   }
   return keys
 }
+
+/** `BLOOM_INCOMPATIBLE` for merging a plain and a counting filter (counterBits 0 is plain). */
+export function mixedKindsError(mine: number, theirs: number): BloomError {
+  const kind = (counterBits: number) => (counterBits === 0 ? 'plain' : 'counting')
+  return new BloomError('BLOOM_INCOMPATIBLE', `merge: a ${kind(mine)} filter and a ${kind(theirs)} filter do not merge`)
+}
+
+/** @throws BloomError `BLOOM_CLOSED`. */
+export function closedError(): BloomError {
+  return new BloomError('BLOOM_CLOSED', 'the filter is closed')
+}

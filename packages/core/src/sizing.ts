@@ -371,3 +371,14 @@ function blockedBits(bits: number, target: number, rate: (size: number, shards: 
   }
   return high * BLOCK_BITS
 }
+
+/** The items estimate of docs/SPEC.md section 6 from set bits (non-zero counters) per shard of `shardBits`. */
+export function itemsFromSetBits(counts: ArrayLike<number>, shardBits: number, hashes: number): number {
+  let total = 0
+  for (let s = 0; s < counts.length; s++) {
+    // A full shard would give infinity; half a bit short of full keeps the estimate finite.
+    const set = Math.min(counts[s], shardBits - 0.5)
+    total += (-shardBits / hashes) * Math.log1p(-set / shardBits)
+  }
+  return Math.round(total)
+}

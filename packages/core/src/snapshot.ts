@@ -246,3 +246,10 @@ export class SnapshotReader {
     return header
   }
 }
+
+/** The 4-byte snapshot trailer: the payload's CRC-32, little-endian. */
+export function trailer(crc: number): Uint8Array {
+  const bytes = new Uint8Array(4)
+  new DataView(bytes.buffer).setUint32(0, crc, true)
+  return bytes
+}
