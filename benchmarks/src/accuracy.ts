@@ -5,6 +5,7 @@ import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { GRID, gridSeed, type GridCell } from '../../test-support/dist/fpr-cells.js'
 import type { SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
+
 const { layerCapacity, layerErrorRate, layerPolicyOf } = layerPolicies
 
 /** A filter under measurement: add keys in order, ask for probes. */

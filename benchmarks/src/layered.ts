@@ -8,6 +8,7 @@ import { Redis } from 'ioredis'
 import { startRedisServer } from '../../test-support/dist/redis-servers.js'
 import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, userKeys, type SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
+
 const { layerCapacity, layerParameters, layerPolicyOf } = layerPolicies
 
 /** The first layer's capacity: every scalable subject starts here and grows to 64× it. */

@@ -4,6 +4,7 @@ import { describe, expect, test as plainTest } from 'vitest'
 import { estimateErrorRate } from '@bloomkit/core'
 import { layerPolicies } from '@bloomkit/core/store'
 import { windowOf } from '../src/layer-policy.js'
+
 const { layerCapacity, layerErrorRate, layerParameters, layerPolicyOf } = layerPolicies
 
 describe('layer policy: the error-bound maths', () => {

@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest'
 import { BloomError, BloomFilter, type FilterParameters } from '@bloomkit/core'
 import { crc32, createKeyHasher, decodeSnapshot, layeredFormat, layerPolicies } from '@bloomkit/core/store'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
+
 const { layerCapacity, layerErrorRate, layerParameters } = layerPolicies
 
 const { decodeLayeredSnapshot, encodeLayeredSnapshot } = layeredFormat

@@ -3,7 +3,6 @@ import type { PageCache } from './page-cache.js'
 import type { PageGeometry } from './page-geometry.js'
 import type { PageIO } from './page-io.js'
 
-
 /**
  * Sets or tests a batch's bits in the page cache, loading the pages it needs through {@link PageIO}.
  * Three paths, fastest first: the whole filter held in direct mode (indexed like the memory

@@ -5,6 +5,7 @@ import { storeError } from './errors.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
 import { checkLevelOptionNames, type LevelCreateStoreOptions, type LevelStoreOptions } from './options.js'
+
 const { layerPolicyOf } = layerPolicies
 
 const { decodeLayeredSnapshot, layerSnapshotOf, snapshotLayerEntries } = layeredFormat

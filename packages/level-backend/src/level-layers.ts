@@ -4,6 +4,7 @@ import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLo
 import { LayerPool, type PooledLayer } from './layer-pool.js'
 import { LevelBitStore } from './level-bit-store.js'
 import type { LevelCreateStoreOptions } from './options.js'
+
 const { checkPolicyKind } = layerPolicies
 
 const MANIFEST_KEY = 'layered'

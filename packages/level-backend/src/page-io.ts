@@ -5,7 +5,6 @@ import type { PageGeometry } from './page-geometry.js'
 import type { PageVersions } from './page-versions.js'
 import { decodePage, encodePage, PAGE_RANGE, parsePageKey } from './records.js'
 
-
 /** Bytes of pages per LevelDB batch when a checkpoint writes them, so one batch never holds the whole cache. */
 const WRITE_BATCH_BYTES = 4 * 2 ** 20
 /**

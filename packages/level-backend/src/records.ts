@@ -106,10 +106,6 @@ export function decodePage(location: string, shard: number, page: number, length
   return { bytes: value.subarray(0, length), version: view.getUint32(0, true) }
 }
 
-
-
-
-
 /** Keys made new by one `setBits` call: `count` keys, each a shard and `hashes` positions. */
 export interface LogRecord {
   readonly count: number

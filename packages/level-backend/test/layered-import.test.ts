@@ -7,6 +7,7 @@ import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { childBuildForTests } from './support/child-build.js'
 import { runChild } from './support/run-child.js'
 import { tempFolders } from './support/temp-folders.js'
+
 const { layerParameters, layerPolicyOf } = layerPolicies
 
 const { encodeLayeredSnapshot } = layeredFormat

@@ -2,6 +2,7 @@ import { LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloom
 import { checkOptionNames, createKeyHasher, KeyHasher, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from './memory-bloom-filter.js'
 import { MemoryLayers } from './memory-layers.js'
+
 const { layerPolicyOf } = layerPolicies
 
 const { decodeLayeredSnapshot, snapshotLayerEntries, snapshotVersionOf } = layeredFormat

@@ -8,7 +8,6 @@ import { TEST_BITS, testOrSetKey, type PositionBatch, type ShardGroup } from '@b
 import type { ShardGenerations } from './generations.js'
 import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS, runScript } from './scripts.js'
 
-
 /** Bytes per block of the blocked layout (a cache line; 512 bits). */
 const BLOCK_BYTES = 64
 const SCRIPTS = {

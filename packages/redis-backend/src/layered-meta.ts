@@ -2,6 +2,7 @@ import { BloomError, type LayeredOptions } from '@bloomkit/core'
 import { type LayerEntry, type LayerPolicy, hashSchemes, layerPolicies } from '@bloomkit/core/store'
 import { CORRUPT_REPLY } from './errors.js'
 import { metaCheck, STORE_FORMAT } from './meta.js'
+
 const { HASH_SCHEMES, layoutOfScheme } = hashSchemes
 const { checkPolicyKind, layerPolicyOf } = layerPolicies
 

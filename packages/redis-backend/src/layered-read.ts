@@ -18,7 +18,6 @@ import { corkWrites, type RedisClient } from './options.js'
 import { runScript } from './scripts.js'
 import { MAX_SCAN_BYTES } from './whole-shard.js'
 
-
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */
 const BITFIELD_BYTES_PER_PROBE = 34
 

@@ -7,6 +7,7 @@ import { metaFields } from './meta.js'
 import { checkClient, checkOptions, checkRedisOptionNames, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { RedisLayers, type RedisLayer } from './redis-layers.js'
+
 const { layerParameters, layerPolicyOf } = layerPolicies
 
 const { decodeLayeredSnapshot, layerSnapshotOf, snapshotLayerEntries } = layeredFormat

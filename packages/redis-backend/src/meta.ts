@@ -4,6 +4,7 @@ import { callRedis } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
 import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
+
 const { schemeOf } = hashSchemes
 
 /** Version of the stored format in Redis (meta fields, key names, shard marker); bumped on any change. */

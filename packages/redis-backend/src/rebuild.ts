@@ -6,7 +6,6 @@ import { clearStaged } from './resize.js'
 import type { RedisBitStore } from './redis-bit-store.js'
 import { MAX_SCAN_BYTES, orIntoNext } from './whole-shard.js'
 
-
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384
 /**

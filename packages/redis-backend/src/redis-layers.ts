@@ -5,6 +5,7 @@ import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
+
 const { layerParameters } = layerPolicies
 
 const { layerBatch } = layeredBatch

@@ -7,7 +7,6 @@ import { dataLost, storeError } from './errors.js'
 import type { Generation, ShardGenerations } from './generations.js'
 import { OR_SCRATCH } from './scripts.js'
 
-
 /** The largest shard (bits and marker) a batch reads or ORs whole: no command moves more than 4 MiB. */
 export const MAX_SCAN_BYTES = 4 << 20
 /** Milliseconds a batch's scratch key lives should its transaction fail halfway (it is deleted at once otherwise). */

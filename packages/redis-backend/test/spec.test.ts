@@ -12,6 +12,7 @@ import { GROW, LAYERED_CHECKED_FIELDS, layeredCheck, parseEntries } from '../src
 import { DEFAULT_SHARD_BITS } from '../src/options.js'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
 import * as spec from './support/independent.js'
+
 const { layerPolicyOf } = layerPolicies
 
 // docs/SPEC.md section 9: its vectors, parsed here as core's spec tests parse sections 1–8, and

@@ -4,7 +4,6 @@ import { clusterClient, commandsOf, standaloneClient, uniqueName, namesOf } from
 import { SET_BITS, TEST_BITS, testOrSetGroup } from '@bloomkit/core/store'
 import { markerOf } from '../src/whole-shard.js'
 
-
 const redis = standaloneClient()
 const cluster = clusterClient()
 afterAll(async () => {
