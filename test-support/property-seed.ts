@@ -8,7 +8,8 @@ import { configureGlobal, readConfigureGlobal } from 'fast-check'
 // `npm run test:explore`: each property draws its own, shown in its test name.
 // Node workers see it in process.env; a browser project only in import.meta.env.
 const fromEnv = (env: Record<string, string | undefined> | undefined) => env?.BLOOMKIT_FC_SEED
-const seed =
+/** BLOOMKIT_FC_SEED as this worker sees it: '' under `npm run test:explore`, a number otherwise. */
+export const seed =
   fromEnv((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env) ??
   fromEnv((import.meta as ImportMeta & { env?: Record<string, string | undefined> }).env)
 if (seed !== undefined && seed !== '') {

@@ -7,11 +7,7 @@
 // platform's generator, and with it fresh seeds on every run. Child processes and Redis servers
 // keep their own randomness; only this worker's draws are replaced.
 import { beforeEach, expect } from 'vitest'
-
-const fromEnv = (env: Record<string, string | undefined> | undefined) => env?.BLOOMKIT_FC_SEED
-const fixed =
-  fromEnv((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env) ??
-  fromEnv((import.meta as ImportMeta & { env?: Record<string, string | undefined> }).env)
+import { seed as fixed } from './property-seed.js'
 
 /** FNV-1a of a text: turns a name into the generator's starting state. */
 function fnv1a(text: string): number {
