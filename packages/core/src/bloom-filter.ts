@@ -163,7 +163,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
   estimateCount(): Outcome<Sync, number> {
     return this.io.call(() => {
       this.checkOpen()
-      return this.io.then(this.store.countBits(), (counts) => itemsFromSetBits(counts, this.shardBits, this.parameters.hashes))
+      return this.io.then(this.store.countBits(), (counts) => itemsFromSetBits(counts, this.parameters))
     })
   }
 
@@ -176,7 +176,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
       this.checkOpen()
       return this.io.then(this.store.countBits(), (counts) => {
         const { bits, hashes } = this.parameters
-        if (this.parameters.layout === 'blocked') return blockedErrorRate(bits, hashes, itemsFromSetBits(counts, this.shardBits, this.parameters.hashes))
+        if (this.parameters.layout === 'blocked') return blockedErrorRate(bits, hashes, itemsFromSetBits(counts, this.parameters))
         let total = 0
         for (let s = 0; s < counts.length; s++) total += Math.pow(counts[s] / this.shardBits, hashes)
         return total / counts.length
@@ -232,7 +232,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
         at += piece.length
       }
       return this.io.then(this.store.countBits(), (counts) => {
-        put(encodeSnapshotHeader({ parameters: this.parameters, items: itemsFromSetBits(counts, this.shardBits, this.parameters.hashes) }))
+        put(encodeSnapshotHeader({ parameters: this.parameters, items: itemsFromSetBits(counts, this.parameters) }))
         const payload = this.io.forEach(shardRanges(this.parameters), ({ shard, offset, length }) =>
           this.io.then(this.store.readShard(shard, offset, length), (bytes) => {
             crc = crc32(bytes, crc)

@@ -200,7 +200,7 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
         at += piece.length
       }
       return this.io.then(this.counters.countBits(), (counts) => {
-        put((plain ? encodeSnapshotHeader : encodeCountingHeader)({ parameters: this.parameters, items: itemsFromSetBits(counts, this.shardBits, this.parameters.hashes) }))
+        put((plain ? encodeSnapshotHeader : encodeCountingHeader)({ parameters: this.parameters, items: itemsFromSetBits(counts, this.parameters) }))
         const payload = this.io.forEach(counterRanges(this.parameters), ({ shard, offset, length }) =>
           this.io.then(this.counters.readShard(shard, offset, length), (counters) => {
             const bytes = plain ? plainBitsOf(counters) : counters

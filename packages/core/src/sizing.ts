@@ -1,5 +1,5 @@
 import { checkInteger, invalidParameter } from './errors.js'
-import { checkLayout, HASH_SCHEMES, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from './parameters.js'
+import { checkLayout, HASH_SCHEMES, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
 import { BLOCK_BITS } from './positions.js'
 
 /** What a filter should hold: how many distinct keys, at what false-positive rate. */
@@ -372,13 +372,15 @@ function blockedBits(bits: number, target: number, rate: (size: number, shards: 
   return high * BLOCK_BITS
 }
 
-/** The items estimate of docs/SPEC.md section 6 from set bits (non-zero counters) per shard of `shardBits`. */
-export function itemsFromSetBits(counts: ArrayLike<number>, shardBits: number, hashes: number): number {
+/** The items estimate of docs/SPEC.md section 6 from set bits (non-zero counters) per shard. */
+export function itemsFromSetBits(counts: ArrayLike<number>, parameters: FilterParameters): number {
+  const m = shardBitsOf(parameters)
+  const k = parameters.hashes
   let total = 0
   for (let s = 0; s < counts.length; s++) {
     // A full shard would give infinity; half a bit short of full keeps the estimate finite.
-    const set = Math.min(counts[s], shardBits - 0.5)
-    total += (-shardBits / hashes) * Math.log1p(-set / shardBits)
+    const set = Math.min(counts[s], m - 0.5)
+    total += (-m / k) * Math.log1p(-set / m)
   }
   return Math.round(total)
 }
