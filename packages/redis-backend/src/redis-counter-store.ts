@@ -17,9 +17,9 @@ const SCRIPT_CHUNK_KEYS = 4096
 
 /**
  * A counting filter's counters in Redis (docs/SPEC.md, section 9.11): each shard key holds
- * `shardBits / 2` bytes of 4-bit counters (`BITFIELD … u4 #p` order), then the 4-byte marker. Every
- * batch is one Lua script per shard key, which checks the marker and changes every key's counters
- * in one atomic step on the node that holds the key: atomic per key against any number of writers,
+ * `shardBits / 2` bytes of 4-bit counters (`BITFIELD … u4 #p` order), then the 4-byte marker. A
+ * batch is one Lua script per shard key and 4,096 keys, which checks the marker and changes those
+ * keys' counters in one atomic step on the node that holds the key: atomic per key against any number of writers,
  * standalone or Cluster.
  */
 export class RedisCounterStore implements CounterStore<false> {
