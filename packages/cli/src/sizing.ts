@@ -1,6 +1,6 @@
 import { sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, randomSeed, shardBitsOf } from '@bloomkit/core/store'
-import { MAX_REDIS_SHARD_BITS, sizeRedisFilter } from '@bloomkit/redis-backend'
+import { redisBackend } from './backends.js'
 import { CliError } from './errors.js'
 
 /** The sizing flags of `build` and `size`. */
@@ -16,34 +16,37 @@ export interface SizingFlags {
 
 /**
  * Parameters from `--capacity/--error-rate` (sized for the target: Redis gets 4 MiB shards) or
- * from `--bits/--hashes`. Returns undefined when neither is given. Without `--seed`, a random
+ * from `--bits/--hashes`. Resolves to undefined when neither is given. Without `--seed`, a random
  * secret seed, as the library's `create` picks (keyed hashing: an attacker who cannot read the
  * seed cannot craft keys that read present).
  * @throws CliError `CLI_USAGE` for a half-given or doubly-given sizing; BloomError for values out of range.
  */
-export function parametersFromFlags(flags: SizingFlags, forRedis: boolean): FilterParameters | undefined {
+export async function parametersFromFlags(flags: SizingFlags, forRedis: boolean): Promise<FilterParameters | undefined> {
   const bySize = flags.capacity !== undefined || flags.errorRate !== undefined
   const byBits = flags.bits !== undefined || flags.hashes !== undefined
   if (bySize && byBits) throw new CliError('CLI_USAGE', 'give either --capacity with --error-rate, or --bits with --hashes, not both')
   if (!bySize && !byBits) return undefined
+  // Only a Redis target's sizing needs the Redis backend's rules (backends.ts: loaded on use).
+  const redis = forRedis ? await redisBackend() : undefined
   if (bySize) {
     if (flags.capacity === undefined) throw new CliError('CLI_USAGE', '--error-rate needs --capacity')
     if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', '--capacity needs --error-rate')
     const options = { capacity: flags.capacity, errorRate: flags.errorRate, seed: flags.seed ?? randomSeed(), layout: flags.layout, shards: flags.shards }
-    const parameters = forRedis ? sizeRedisFilter(options) : sizeFilter(options)
-    checkRedisShards(parameters, forRedis)
+    const parameters = redis !== undefined ? redis.sizeRedisFilter(options) : sizeFilter(options)
+    checkRedisShards(parameters, redis?.MAX_REDIS_SHARD_BITS)
     return parameters
   }
   if (flags.bits === undefined) throw new CliError('CLI_USAGE', '--hashes needs --bits')
   if (flags.hashes === undefined) throw new CliError('CLI_USAGE', '--bits needs --hashes')
   const parameters = checkParameters({ bits: flags.bits, hashes: flags.hashes, shards: flags.shards ?? 1, seed: flags.seed ?? randomSeed(), layout: flags.layout })
-  checkRedisShards(parameters, forRedis)
+  checkRedisShards(parameters, redis?.MAX_REDIS_SHARD_BITS)
   return parameters
 }
 
-function checkRedisShards(parameters: FilterParameters, forRedis: boolean): void {
-  if (forRedis && shardBitsOf(parameters) > MAX_REDIS_SHARD_BITS) {
-    throw new CliError('CLI_USAGE', `--shards must keep each shard at most ${MAX_REDIS_SHARD_BITS} bits on Redis; these parameters give ${shardBitsOf(parameters)}`)
+/** On Redis (`maxShardBits` given), each shard must fit a Redis string. */
+function checkRedisShards(parameters: FilterParameters, maxShardBits: number | undefined): void {
+  if (maxShardBits !== undefined && shardBitsOf(parameters) > maxShardBits) {
+    throw new CliError('CLI_USAGE', `--shards must keep each shard at most ${maxShardBits} bits on Redis; these parameters give ${shardBitsOf(parameters)}`)
   }
 }
 

@@ -3,10 +3,11 @@ import { open, readFile, rename, rm, unlink } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { BloomError, BloomFilter, type CountingBloomFilter, type FilterParameters } from '@bloomkit/core'
 import { decodeSnapshot, KeyHasher, snapshotFormat, type SnapshotKind, SnapshotReader } from '@bloomkit/core/store'
-import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
+import type { CountingLevelFilter } from '@bloomkit/level-backend'
 import { MemoryBitStore } from '@bloomkit/memory-backend'
 import { CountingMemoryFilter, MemoryCounterStore } from '@bloomkit/memory-backend/counting'
-import { RedisBloomFilter, RedisCountingFilter, type RedisClient } from '@bloomkit/redis-backend'
+import type { RedisBloomFilter, RedisClient, RedisCountingFilter } from '@bloomkit/redis-backend'
+import { levelBackend, redisBackend } from './backends.js'
 import { clearFileDebris, clearLevelDebris, tempFileOf } from './debris.js'
 import { CliError } from './errors.js'
 import { fillStats } from './filter-stats.js'
@@ -76,6 +77,7 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   }
   if (target.kind === 'level') {
     if (!existsSync(target.folder)) throw new CliError('CLI_TARGET', `folder "${target.folder}" does not exist`)
+    const { CountingLevelFilter, LevelBloomFilter } = await levelBackend()
     let filter
     try {
       filter = await LevelBloomFilter.open(target.folder, { kind: 'fixed' })
@@ -93,6 +95,7 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   const name = requireName(options.name)
   const client = await connectRedis(target, options)
   try {
+    const { RedisBloomFilter, RedisCountingFilter } = await redisBackend()
     let filter
     try {
       filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0, kind: 'fixed' })
@@ -259,6 +262,7 @@ export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Ar
   const old = `${resolve(folder)}.old-${process.pid}`
   try {
     const { kind, chunks } = await peekKind(snapshot)
+    const { CountingLevelFilter, LevelBloomFilter } = await levelBackend()
     const load = kind === 'counting' ? CountingLevelFilter.import : LevelBloomFilter.import
     await consuming(chunks, async (source) => (await load(staging, source)).close())
     checkInterrupted()
@@ -274,6 +278,7 @@ export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Ar
 
 /** Whether Redis holds a filter named `name`; resolves to its parameters. */
 export async function existingRedisFilter(client: RedisClient, name: string, timeout: number): Promise<RedisBloomFilter | undefined> {
+  const { RedisBloomFilter } = await redisBackend()
   try {
     return await RedisBloomFilter.open(client, name, { timeout, lockWait: 0, kind: 'fixed' })
   } catch (error) {
@@ -305,6 +310,7 @@ export async function writeRedis(
         throw new CliError('CLI_TARGET', `${redact(target.url)}: "${name}" is ${kindName(existing)} and cannot be replaced by ${kindName(kind)}; delete it first (bloomkit delete), or use another name`)
       }
     }
+    const { RedisBloomFilter, RedisCountingFilter } = await redisBackend()
     const load = kind === 'counting' ? RedisCountingFilter.import : RedisBloomFilter.import
     const imported: { close(): Promise<void> } = await consuming(chunks, (source): Promise<{ close(): Promise<void> }> =>
       load(client, name, source, {
@@ -323,6 +329,7 @@ export async function writeRedis(
 
 /** The kind of the filter named `name` in Redis, or undefined if there is none. */
 export async function existingRedisKind(client: RedisClient, name: string, timeout: number): Promise<SnapshotKind | undefined> {
+  const { RedisBloomFilter } = await redisBackend()
   try {
     await (await RedisBloomFilter.open(client, name, { timeout, lockWait: 0, kind: 'fixed' })).close()
     return 'plain'

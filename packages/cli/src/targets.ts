@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
-import { Cluster, Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
+import { ioredis } from './backends.js'
 import { CliError } from './errors.js'
 
 /** Where a filter lives, as named on the command line. */
@@ -121,6 +122,7 @@ function connectionNameOf(label: string | undefined): string {
  */
 export async function liveWriters(client: Redis | Cluster, label: string): Promise<string[]> {
   const wanted = connectionNameOf(label)
+  const { Cluster } = await ioredis()
   const nodes = client instanceof Cluster ? client.nodes('master') : [client]
   const found: string[] = []
   for (const node of nodes) {
@@ -153,6 +155,7 @@ export async function connectRedis(target: Target & { kind: 'redis' }, options: 
   }
   const nodes = hosts.map(({ host, port }) => ({ host, port: port === '' ? 6379 : Number(port) }))
   const db = path.length > 1 ? Number(path.slice(1)) : 0
+  const { Cluster, Redis } = await ioredis()
   const client = target.cluster
     ? new Cluster(nodes, { lazyConnect: true, enableOfflineQueue: true, clusterRetryStrategy: () => null, slotsRefreshTimeout: options.timeout, redisOptions: common })
     : new Redis({ ...common, ...nodes[0], db, lazyConnect: true })

@@ -3,8 +3,9 @@ import { tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { BloomError, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { sameParameters } from '@bloomkit/core/store'
-import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
+import type { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { Command, Option } from 'commander'
+import { levelBackend } from '../backends.js'
 import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
 import { clearDebris } from '../debris.js'
 import { CliError } from '../errors.js'
@@ -192,7 +193,7 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
  * replaced. With `--replace`, also the replaced filter's estimated key count (for the shrink check).
  */
 async function chooseParameters(target: Target, options: BuildOptions): Promise<{ parameters: FilterParameters; replacedCount?: number }> {
-  const fromFlags = parametersFromFlags(options, target.kind === 'redis')
+  const fromFlags = await parametersFromFlags(options, target.kind === 'redis')
   // A replaced filter keeps its seed unless --seed names another (and a Redis rebuild needs it).
   let stored: StoredFilter | undefined
   if (options.replace === true) {
@@ -320,6 +321,7 @@ const SPILL_BATCH = 16_384
  */
 async function spillThroughLevel(folder: string, parameters: FilterParameters, blocks: AsyncIterable<KeyBlock>, counting: boolean): Promise<AsyncIterable<Uint8Array>> {
   const empty = buildSnapshot(parameters, planShardGroups(parameters, 64 << 20, counting), async () => {}, counting)
+  const { CountingLevelFilter, LevelBloomFilter } = await levelBackend()
   const filter: LevelBloomFilter | CountingLevelFilter = counting ? await CountingLevelFilter.import(folder, empty) : await LevelBloomFilter.import(folder, empty, { kind: 'fixed' })
   try {
     let batch: Array<Uint8Array | string> = []

@@ -3,9 +3,8 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline/promises'
 import { BloomError } from '@bloomkit/core'
-import { LevelBloomFilter } from '@bloomkit/level-backend'
-import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Command } from 'commander'
+import { levelBackend, redisBackend } from '../backends.js'
 import { clearFileDebris, clearLevelDebris } from '../debris.js'
 import { CliError } from '../errors.js'
 import { integer } from '../flags.js'
@@ -76,6 +75,7 @@ async function remove(target: Target, options: DeleteOptions): Promise<boolean> 
   const name = requireName(options.name)
   const client = await connectRedis(target, options)
   try {
+    const { RedisBloomFilter } = await redisBackend()
     return await RedisBloomFilter.destroy(client, name, { timeout: options.timeout })
   } finally {
     await closeRedis(client)
@@ -91,6 +91,7 @@ async function checkLevelFolder(folder: string): Promise<void> {
   if (!statSync(folder).isDirectory() || !existsSync(join(folder, 'CURRENT'))) {
     throw new CliError('CLI_TARGET', `level:${folder} is not a LevelDB folder; not deleting it`)
   }
+  const { LevelBloomFilter } = await levelBackend()
   try {
     await (await LevelBloomFilter.open(folder)).close()
   } catch (error) {

@@ -2,8 +2,8 @@ import { estimateErrorRate, sizeFilter, type BitLayout, type FilterParameters } 
 import { Command } from 'commander'
 import { CliError } from '../errors.js'
 import { integer, probability } from '../flags.js'
+import { redisBackend } from '../backends.js'
 import { formatBytes } from '../progress.js'
-import { sizeRedisFilter } from '@bloomkit/redis-backend'
 
 interface SizeRow {
   readonly layout: BitLayout
@@ -32,9 +32,11 @@ Examples:
   $ bloomkit size --capacity 1e9 --error-rate 0.1% --json
   $ bloomkit size --capacity 5_000_000 --error-rate 0.001 --shards 16`,
   )
-  .action((flags: { capacity?: number; errorRate?: number; shards?: number; json?: boolean }) => {
+  .action(async (flags: { capacity?: number; errorRate?: number; shards?: number; json?: boolean }) => {
     if (flags.capacity === undefined) throw new CliError('CLI_USAGE', 'size needs --capacity <keys>')
     if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', 'size needs --error-rate <p>')
+    // The Redis columns follow the Redis backend's sizing rule, so this command loads it (not `size --help`).
+    const { sizeRedisFilter } = await redisBackend()
     const options = { ...flags, capacity: flags.capacity, errorRate: flags.errorRate }
     const rows: SizeRow[] = (['blocked', 'classic'] as const).map((layout) => {
       const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }

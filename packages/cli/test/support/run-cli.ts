@@ -25,6 +25,8 @@ export interface RunOptions {
    * clone that only root may enter (a `mktemp -d` folder), as another user id could not.
    */
   readonly withoutPermissionOverride?: boolean
+  /** Node's own flags, before the binary (e.g. `--import` of a loader hook). */
+  readonly nodeArgs?: readonly string[]
   /** Called once the process has started, e.g. to kill a server mid-way. */
   readonly onStart?: (child: ReturnType<typeof spawn>) => void
 }
@@ -34,9 +36,10 @@ export function runCli(args: readonly string[], options: RunOptions = {}): Promi
   return new Promise((resolve, reject) => {
     const spawnOptions: SpawnOptions = { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] }
     const caps = '-dac_override,-dac_read_search'
+    const nodeArgs = options.nodeArgs ?? []
     const child = options.withoutPermissionOverride === true
-      ? spawn('setpriv', [`--inh-caps=${caps}`, `--ambient-caps=${caps}`, `--bounding-set=${caps}`, '--', process.execPath, BIN, ...args], spawnOptions)
-      : spawn(process.execPath, [BIN, ...args], spawnOptions)
+      ? spawn('setpriv', [`--inh-caps=${caps}`, `--ambient-caps=${caps}`, `--bounding-set=${caps}`, '--', process.execPath, ...nodeArgs, BIN, ...args], spawnOptions)
+      : spawn(process.execPath, [...nodeArgs, BIN, ...args], spawnOptions)
     const out: Buffer[] = []
     const err: Buffer[] = []
     child.stdout!.on('data', (chunk: Buffer) => out.push(chunk))
