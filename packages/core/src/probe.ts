@@ -142,8 +142,15 @@ export class ArrayProbe {
     // see MemoryBitStore): how many misses the CPU keeps in flight is bounded by how many iterations
     // fit in its reorder buffer, so anything else in this loop costs overlap (a second load per key
     // and the block arithmetic here made hasMany ~1.5x slower at 10M keys).
+    // Unrolled by 8: fewer loop instructions between the loads let more of them into the reorder
+    // buffer at once (hasMany of 1000 keys on a 10M filter ~20 % faster than one load an iteration).
     let touched = 0
-    for (let i = 0; i < count; i++) touched |= bytes[starts[i]]
+    let t = 0
+    for (; t + 8 <= count; t += 8) {
+      touched |= bytes[starts[t]] | bytes[starts[t + 1]] | bytes[starts[t + 2]] | bytes[starts[t + 3]] |
+        bytes[starts[t + 4]] | bytes[starts[t + 5]] | bytes[starts[t + 6]] | bytes[starts[t + 7]]
+    }
+    for (; t < count; t++) touched |= bytes[starts[t]]
     this.touched = touched
     if (!this.blocked) {
       // One loop per mode, as below.
@@ -151,21 +158,42 @@ export class ArrayProbe {
       else for (let i = 0; i < count; i++) out[i] = this.hasClassic(pairs[2 * i], pairs[2 * i + 1]) ? 1 : 0
       return
     }
+    // Probe j's hash is h·STEP^j. Two chains, h·STEP^2i and h·STEP^(2i+1), each stepped by STEP²:
+    // the same bits in the same order, with half the multiplications in a row (their latency, not
+    // the loads, bounded the probe pass once the blocks were in cache).
     const step = PROBE_STEP
+    const step2 = Math.imul(step, step)
     // One loop per mode, so that a check's loop carries no store and no branch on `set`.
     if (set) {
       for (let i = 0; i < count; i++) {
         const base = starts[i]
         let h = pairs[2 * i + 1] | 0
+        let g = Math.imul(h, step)
         let missing = 0
-        for (let j = hashes; j > 0; j--) {
+        let j = hashes
+        for (; j > 1; j -= 2) {
+          let bit = h >>> 23
+          let index = base + (bit >>> 3)
+          let mask = 0x80 >>> (bit & 7)
+          let old = bytes[index]
+          missing |= ~old & mask
+          bytes[index] = old | mask
+          bit = g >>> 23
+          index = base + (bit >>> 3)
+          mask = 0x80 >>> (bit & 7)
+          old = bytes[index]
+          missing |= ~old & mask
+          bytes[index] = old | mask
+          h = Math.imul(h, step2)
+          g = Math.imul(g, step2)
+        }
+        if (j === 1) {
           const bit = h >>> 23
           const index = base + (bit >>> 3)
           const mask = 0x80 >>> (bit & 7)
           const old = bytes[index]
           missing |= ~old & mask
           bytes[index] = old | mask
-          h = Math.imul(h, step)
         }
         out[i] = missing !== 0 ? 1 : 0
       }
@@ -174,11 +202,19 @@ export class ArrayProbe {
     for (let i = 0; i < count; i++) {
       const base = starts[i]
       let h = pairs[2 * i + 1] | 0
+      let g = Math.imul(h, step)
       let missing = 0
-      for (let j = hashes; j > 0; j--) {
+      let j = hashes
+      for (; j > 1; j -= 2) {
+        const bit = h >>> 23
+        const bit2 = g >>> 23
+        missing |= (~bytes[base + (bit >>> 3)] & (0x80 >>> (bit & 7))) | (~bytes[base + (bit2 >>> 3)] & (0x80 >>> (bit2 & 7)))
+        h = Math.imul(h, step2)
+        g = Math.imul(g, step2)
+      }
+      if (j === 1) {
         const bit = h >>> 23
         missing |= ~bytes[base + (bit >>> 3)] & (0x80 >>> (bit & 7))
-        h = Math.imul(h, step)
       }
       out[i] = missing === 0 ? 1 : 0
     }

@@ -56,7 +56,9 @@ test('the fixed filter’s plain bundle carries no layered code', async () => {
   // 11,289 B measured. Refusing unknown option names with a did-you-mean suggestion (issue 23: core's
   // option-names.ts, 982 B minified) moved it to 11,757 B. Shorter messages (the same codes, parameters
   // and ranges; no message says a thing twice): 11,656 B; a blocked filter's errorRate() without
-  // estimateErrorRate's checks of its own parameters: 11,559 B. The bound is the measurement + ~2 %.
+  // estimateErrorRate's checks of its own parameters: 11,559 B (11,614 B when issue 25 began on it).
+  // hasMany's batch with an unrolled first pass and two probe chains (issue 25): 11,715 B.
+  // The bound was the measurement + ~2 %.
   expect(gzip).toBeLessThan(11_800)
 })
 
