@@ -7,13 +7,16 @@
  *
  * ARGV: [1] the marker's byte offset, [2] this filter's marker, [3] the operation ('a' add, 'r'
  * remove, 't' test), [4] hashes k, then three MessagePack arrays made by `counterBatchArgs`
- * (counter-batch-args.ts): [5] runs (first byte, last byte, touched bytes in it), [6] each touched
- * byte's offset in its run, [7] each key's k counter numbers (2i − 1 and 2i: the high and low
- * nibble of touched byte i), and for adds and removes [8] each touched byte's BITFIELD offset as
- * a string ('#byte', for `u8`). Reply: one byte per key, '1' or '0' (new / removed / present).
+ * (counter-batch-args.ts): [5] runs (first byte, last byte, touched bytes in it; a run starts and
+ * ends on a touched byte), [6] each touched byte's offset in its run, [7] each key's k counters:
+ * `i` for the high nibble of touched byte i (1-based), `−i` for its low nibble. Reply: one byte
+ * per key, '1' or '0' (new / removed / present).
  *
- * The script reads each run with one GETRANGE and writes the changed bytes back with BITFIELD;
- * per counter it does a few table operations.
+ * Its cost is Lua's and `redis.call`'s (measured: benchmarks/README.md, "Counting filters in
+ * Redis"), so it works on whole bytes (no nibble tables), reads each run with one GETRANGE and
+ * writes each run whose bytes changed back with one SETRANGE of the run, built from the string it
+ * read with the new bytes put in: about two calls per run of nearby bytes, where a `BITFIELD SET
+ * u8` per changed byte converted four arguments per byte and answered each.
  */
 export const COUNTER_BATCH = `
 local key = KEYS[1]
@@ -22,18 +25,16 @@ if redis.call('GETRANGE', key, at, at + 3) ~= ARGV[2] then return redis.error_re
 local op, k = ARGV[3], tonumber(ARGV[4])
 local runs, offsets, counters = cmsgpack.unpack(ARGV[5]), cmsgpack.unpack(ARGV[6]), cmsgpack.unpack(ARGV[7])
 local byte = string.byte
-local c, old, strings = {}, {}, {}
+local b, old, strings = {}, {}, {}
 local i = 0
 for r = 1, #runs, 3 do
   local s = redis.call('GETRANGE', key, runs[r], runs[r + 1])
   strings[#strings + 1] = s
   for _ = 1, runs[r + 2] do
     i = i + 1
-    local b = byte(s, offsets[i])
-    local low = b % 16
-    old[i] = b
-    c[2 * i - 1] = (b - low) / 16
-    c[2 * i] = low
+    local x = byte(s, offsets[i])
+    b[i] = x
+    old[i] = x
   end
 end
 local out = {}
@@ -43,10 +44,18 @@ if op == 'a' then
     local new = '0'
     for j = (key_index - 1) * k + 1, key_index * k do
       local q = counters[j]
-      local v = c[q]
-      if v == 0 then new = '1' end
       -- Sticky: a counter at 15 stays there.
-      if v < 15 then c[q] = v + 1 end
+      if q > 0 then
+        local v = b[q]
+        if v < 16 then new = '1' end
+        if v < 240 then b[q] = v + 16 end
+      else
+        q = -q
+        local v = b[q]
+        local low = v % 16
+        if low == 0 then new = '1' end
+        if low ~= 15 then b[q] = v + 1 end
+      end
     end
     out[key_index] = new
   end
@@ -54,36 +63,55 @@ else
   for key_index = 1, n do
     local from, to = (key_index - 1) * k + 1, key_index * k
     local present = '1'
-    for j = from, to do if c[counters[j]] == 0 then present = '0'; break end end
+    for j = from, to do
+      local q = counters[j]
+      if q > 0 then
+        if b[q] < 16 then present = '0'; break end
+      elseif b[-q] % 16 == 0 then present = '0'; break end
+    end
     if op == 'r' and present == '1' then
+      -- Never a saturated counter (it may hold counts it lost), never below 0 (a position
+      -- repeated within the key, or another key's removal, may have got there first).
       for j = from, to do
         local q = counters[j]
-        local v = c[q]
-        -- Never a saturated counter (it may hold counts it lost), never below 0 (a position
-        -- repeated within the key, or another key's removal, may have got there first).
-        if v < 15 and v > 0 then c[q] = v - 1 end
+        if q > 0 then
+          local v = b[q]
+          if v >= 16 and v < 240 then b[q] = v - 16 end
+        else
+          q = -q
+          local v = b[q]
+          local low = v % 16
+          if low ~= 0 and low ~= 15 then b[q] = v - 1 end
+        end
       end
     end
     out[key_index] = present
   end
 end
 if op ~= 't' then
-  -- Changed bytes go back by BITFIELD SET u8, 1000 at a time, with the offsets as the strings the
-  -- client sent ('#byte'): no number converted to a string, and no substring made in Lua (Lua
-  -- interns every string, and substrings of a mostly-zero shard collide in its string table).
-  local refs = cmsgpack.unpack(ARGV[8])
-  local args, m, values = {}, 0, {}
-  for j = 1, i do
-    local b = c[2 * j - 1] * 16 + c[2 * j]
-    if b ~= old[j] then
-      local v = values[b]
-      if v == nil then v = tostring(b); values[b] = v end
-      args[m + 1] = 'SET'; args[m + 2] = 'u8'; args[m + 3] = refs[j]; args[m + 4] = v
-      m = m + 4
-      if m == 4000 then redis.call('BITFIELD', key, unpack(args, 1, m)); m = 0 end
+  -- A run whose bytes changed goes back whole by one SETRANGE: the bytes between its touched ones
+  -- as read above (substrings of the run), the touched ones as they are now.
+  local sub, char, concat = string.sub, string.char, table.concat
+  local pieces = {}
+  local j = 0
+  for r = 1, #runs, 3 do
+    local count = runs[r + 2]
+    local changed = false
+    for t = j + 1, j + count do if b[t] ~= old[t] then changed = true; break end end
+    if changed then
+      local s = strings[(r + 2) / 3]
+      local np, next = 0, 1
+      for t = j + 1, j + count do
+        local o = offsets[t]
+        if o > next then np = np + 1; pieces[np] = sub(s, next, o - 1) end
+        np = np + 1
+        pieces[np] = char(b[t])
+        next = o + 1
+      end
+      redis.call('SETRANGE', key, runs[r], concat(pieces, '', 1, np))
     end
+    j = j + count
   end
-  if m > 0 then redis.call('BITFIELD', key, unpack(args, 1, m)) end
 end
 return table.concat(out)`
 

@@ -10,8 +10,8 @@ import { READ_SHARD, WRITE_SHARD } from './scripts.js'
 /** Counter bytes one merge or count script reads at once: small, since the script blocks its node meanwhile. */
 const SCRIPT_CHUNK_BYTES = 64 * 1024
 /**
- * Keys per counting script: at most 4096 × 64 hashes positions, below counterBatchArgs' limit, and
- * a script that blocks its node for a few milliseconds at most.
+ * Keys per counting script: at most 4096 × 64 hashes positions, and a script that blocks its node
+ * for a few milliseconds at most.
  */
 const SCRIPT_CHUNK_KEYS = 4096
 
@@ -130,9 +130,8 @@ export class RedisCounterStore implements CounterStore<false> {
         // batch order whatever happens to the connection meanwhile.
         for (let from = 0; from < keys.length; from += SCRIPT_CHUNK_KEYS) {
           const chunk = keys.subarray(from, Math.min(keys.length, from + SCRIPT_CHUNK_KEYS))
-          const { runs, offsets, counters, refs } = counterBatchArgs(batch, chunk, op !== 't')
-          const args = refs === undefined ? [op, k, runs, offsets, counters] : [op, k, runs, offsets, counters, refs]
-          const reply = (await this.script(COUNTER_BATCH, shard, args, what, true)) as Buffer
+          const { runs, offsets, counters } = counterBatchArgs(batch, chunk)
+          const reply = (await this.script(COUNTER_BATCH, shard, [op, k, runs, offsets, counters], what, true)) as Buffer
           if (reply.length !== chunk.length) throw new BloomError('BLOOM_STORE_UNAVAILABLE', `${what}: Redis answered ${reply.length} results for ${chunk.length} keys`)
           for (let i = 0; i < chunk.length; i++) out[chunk[i]] = reply[i] === 0x31 ? 1 : 0
         }

@@ -111,6 +111,8 @@ for (const [topology, client] of [['standalone', standalone], ['Cluster', cluste
       ['blocked, 2 shards', { bits: 8192, hashes: 5, shards: 2, seed: 6, layout: 'blocked' as const }, 9_000],
       // Touched bytes far apart: several reads per script.
       ['sparse, classic', { bits: 4_000_000, hashes: 7, shards: 1, seed: 7, layout: 'classic' as const }, 600],
+      // Touched bytes a few apart over 200 KB of counters: runs cut at 64 KiB, each read and written whole.
+      ['dense, runs longer than 64 KiB', { bits: 400_000, hashes: 7, shards: 1, seed: 9, layout: 'classic' as const }, 12_000],
     ])('batches of adds and removes leave exactly the memory filter\'s counters (%s)', async (_, parameters, count) => {
       const memory = CountingMemoryFilter.fromParametersSync(parameters)
       const redis = await RedisCountingFilter.fromParameters(client, uniqueName('counting-same'), parameters)
