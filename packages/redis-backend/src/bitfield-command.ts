@@ -80,6 +80,7 @@ export function bitfieldBytes(keyBulk: Bytes, bits: number): number {
 /**
  * Writes the RESP of {@link bitfieldCommand} at `buffer[at]` (`view` over the same bytes; room:
  * {@link bitfieldBytes}), the key given as a bulk string (with any key prefix); returns the end.
+ * With `skip`, a position `p` of the batch whose `skip[p]` is 1 is left out (a bit already set).
  */
 export function writeBitfield(
   buffer: Buffer,
@@ -93,9 +94,10 @@ export function writeBitfield(
   keys: Uint32Array,
   from: number,
   to: number,
+  skip?: Uint8Array,
 ): number {
   const name = set ? 'bitfield' : 'bitfield_ro'
-  const bits = (to - from) * hashes
+  const bits = skip === undefined ? (to - from) * hashes : sentBits(skip, hashes, keys, from, to)
   at += buffer.write(`*${2 + 3 + bits * (set ? 4 : 3)}\r\n$${name.length}\r\n${name}\r\n`, at, 'latin1')
   at = keyBulk.put(view, at)
   at = MARKER_HEAD.put(view, at)
@@ -103,11 +105,19 @@ export function writeBitfield(
   const prefix = set ? SET_U1 : GET_U1
   for (let k = from; k < to; k++) {
     for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
+      if (skip !== undefined && skip[p] === 1) continue
       at = putBulkNumber(view, buffer, prefix.put(view, at), positions[p])
       if (set) at = ONE.put(view, at)
     }
   }
   return at
+}
+
+/** How many positions of keys `keys[from … to − 1]` {@link writeBitfield} sends with `skip`. */
+export function sentBits(skip: Uint8Array, hashes: number, keys: Uint32Array, from: number, to: number): number {
+  let bits = 0
+  for (let k = from; k < to; k++) for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) bits += 1 - skip[p]
+  return bits
 }
 
 /**

@@ -81,4 +81,20 @@ export function allBitsInBlock(blocks: Uint8Array, at: number, positions: Uint32
   return testOrSetKey(blocks, at - ((positions[from] >>> 9) << 6), positions, from, hashes, TEST_BITS) === 1
 }
 
+/**
+ * {@link allBitsInBlock}, also writing each of the key's positions' bit to `mask` (1: set), at
+ * the position's index in the batch: an add then sends only the bits still missing.
+ */
+export function markBitsInBlock(blocks: Uint8Array, at: number, positions: Uint32Array, hashes: number, key: number, mask: Uint8Array): boolean {
+  let all = 1
+  for (let p = key * hashes, end = p + hashes; p < end; p++) {
+    // Bit p of the shard is bit 7 − p % 8 of byte ⌊p / 8⌋ (SETBIT order); its block starts at a multiple of 512 bits.
+    const bit = positions[p] & 511
+    const value = (blocks[at + (bit >>> 3)] >>> (7 - (bit & 7))) & 1
+    mask[p] = value
+    all &= value
+  }
+  return all === 1
+}
+
 export { BLOCK_BYTES }

@@ -6,8 +6,8 @@
 // stays in one slot), or BITFIELD's leading `GET u32`.
 import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { bitfieldBytes, bulkString, bulkText, copyToNext, discardUnmarked, sendBitfield, writeBitfield } from './bitfield-command.js'
-import { allBitsInBlock, BLOCK_BYTES } from './block-read.js'
+import { bitfieldBytes, bulkString, bulkText, copyToNext, discardUnmarked, sendBitfield, sentBits, writeBitfield } from './bitfield-command.js'
+import { allBitsInBlock, BLOCK_BYTES, markBitsInBlock } from './block-read.js'
 import { lineInteger, type BatchConnection, type BatchConnections, type Replies } from './batch-connection.js'
 import { dataLost, storeError } from './errors.js'
 import type { ShardGenerations } from './generations.js'
@@ -28,6 +28,13 @@ const GETRANGE_BYTES = GETRANGE.length + 2 * 17
 const CHUNK_KEYS = 256
 /** Request buffers kept for reuse, per client (shared by its filters and their layers). */
 const SPARE_BUFFERS = 8
+
+/**
+ * An add sends only the bits its read found missing while, of the positions its previous batches
+ * met, at least this share were set already: below it, reading the blocks first costs more than the
+ * bits it saves (a block read costs about two bit operations of a BITFIELD, on both sides).
+ */
+export const PARTIAL_MIN_SET_SHARE = 0.4
 
 /** Errors after which the keys concerned go through the client instead, which follows redirects. */
 const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|CROSSSLOT)\b/
@@ -92,6 +99,11 @@ export class DirectBatches {
   /** `HMGET <meta> <checked fields>`, sent with a batch's first request to the meta's node. */
   private readonly metaCommand: Bytes
   private readonly metaSlot: number
+  /** `HMGET <meta> state generation`: what an add sending only missing bits checks before and after (see {@link send}). */
+  private readonly guardCommand: Bytes
+  /** Positions of recent add batches, and how many of them were set already (what {@link PARTIAL_MIN_SET_SHARE} is compared with). */
+  bitsSeen = 0
+  bitsSet = 0
 
   constructor(shards: ShardGenerations, connections: BatchConnections, keysPerCommand: number) {
     this.shards = shards
@@ -102,6 +114,7 @@ export class DirectBatches {
     const meta = shards.keyPrefix + shards.names.meta
     this.metaSlot = slotOf(meta)
     this.metaCommand = new Bytes(`*${2 + CHECKED_FIELDS.length}\r\n$5\r\nHMGET\r\n${bulkText(meta)}${CHECKED_FIELDS.map(bulkText).join('')}`)
+    this.guardCommand = new Bytes(`*4\r\n$5\r\nHMGET\r\n${bulkText(meta)}${bulkText('state')}${bulkText('generation')}`)
   }
 
   /**
@@ -109,8 +122,20 @@ export class DirectBatches {
    * `set`), `perBit` by BITFIELD (adds) or BITFIELD_RO (checks); the meta's checked fields are
    * compared too. Resolves to the promises of the requests (the meta's verdict first), or to
    * {@link NO_CONNECTION}, having sent nothing, when a node's connection is not open.
+   *
+   * With `partial` (an add, on a standalone server), the writes after the block reads set only
+   * the bits the reads found missing. That is exact while the shard read is the shard written:
+   * bits are only ever set, so a bit read as set is still set, and BITFIELD's old values of the
+   * others say whether the key was new, as when all k are sent. A shard key is only ever replaced
+   * (RENAME of a next generation: rebuild, import, clear) under the meta's lock, and a rebuild or
+   * import counts a generation when it unlocks; so the meta's state and generation are read
+   * before the reads and after the writes, on the same connection (Redis runs its commands in
+   * order), and if the filter was not `ready` with the same generation at both, every key written
+   * partly is written again in full (and copied to a next generation being filled). A clear in
+   * between is not seen: the key's bits then land partly in the cleared shard, as if the add had
+   * come just before the clear, which a clear racing an add may always do.
    */
-  async send(set: boolean, batch: PositionBatch, blocks: readonly Part[], perBit: readonly Part[], out: Uint8Array): Promise<Array<Promise<void>> | typeof NO_CONNECTION> {
+  async send(set: boolean, batch: PositionBatch, blocks: readonly Part[], perBit: readonly Part[], out: Uint8Array, partial = false): Promise<Array<Promise<void>> | typeof NO_CONNECTION> {
     const nodes = new Map<string, { blocks: Part[]; perBit: Part[] }>()
     for (const [list, kind] of [
       [blocks, 'blocks'],
@@ -136,6 +161,12 @@ export class DirectBatches {
     for (const [node, work] of nodes) {
       const connection = connections.get(node)!
       let previous: Promise<unknown> = Promise.resolve()
+      // Sending only missing bits: one node (standalone), so the meta's guard shares the blocks' connection.
+      const guarded = set && partial && !this.connections.cluster && work.blocks.length > 0
+      const before = guarded ? this.guard(connection) : undefined
+      const mask = guarded ? new Uint8Array(batch.size * batch.hashes) : undefined
+      const partly: Part[] = []
+      const chunkJobs: Array<Promise<void>> = []
       for (const chunk of chunksOf(work.blocks, CHUNK_KEYS)) {
         const withMeta = meta === undefined && node === metaNode
         let job: Promise<void>
@@ -144,15 +175,21 @@ export class DirectBatches {
         } else {
           // A chunk's writes leave after the previous chunk's were sent: a key twice in a batch
           // (same shard, maybe another chunk) must be written, and said new, in input order.
-          const sent = this.addReadingFirst(connection, batch, chunk, out, withMeta, previous)
+          const sent = this.addReadingFirst(connection, batch, chunk, out, withMeta, previous, before, mask, partly)
           previous = sent.then(
             (done) => done,
             () => undefined,
           )
           job = sent.then((done) => done.done)
         }
+        chunkJobs.push(job)
         if (withMeta) meta = job
         else jobs.push(job)
+      }
+      if (before !== undefined) {
+        // Sent once every chunk's writes were: Redis runs it after them.
+        const after = previous.then(() => this.guard(connection))
+        jobs.push(Promise.all([before, after, Promise.all(chunkJobs)]).then(([was, is]) => (was !== undefined && is === was ? undefined : this.rewrite(batch, partly, out))))
       }
       for (const chunk of chunksOf(work.perBit, CHUNK_KEYS)) {
         const withMeta = meta === undefined && node === metaNode
@@ -193,6 +230,13 @@ export class DirectBatches {
 
   /** The meta's stored values from an HMGET reply at `at`, checked; returns the reply's end. */
   private checkMeta(data: Buffer, at: number, what: string): number {
+    const { values, end } = this.hmgetValues(data, at, what)
+    this.shards.checkMeta(values, what)
+    return end
+  }
+
+  /** The values of an HMGET reply at `at` (null for a missing field), and the reply's end. */
+  private hmgetValues(data: Buffer, at: number, what: string): { values: Array<string | null>; end: number } {
     if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what)
     const count = lineInteger(data, at)
     at = next(data, at)
@@ -208,8 +252,7 @@ export class DirectBatches {
         at += length + 2
       }
     }
-    this.shards.checkMeta(values, what)
-    return at
+    return { values, end: at }
   }
 
   /**
@@ -218,7 +261,7 @@ export class DirectBatches {
    * flagged one (or the node redirected it). Parts the node redirected are checked through the
    * client (BITFIELD_RO).
    */
-  async readBlocks(connection: BatchConnection, batch: PositionBatch, parts: Part[], out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean): Promise<void> {
+  async readBlocks(connection: BatchConnection, batch: PositionBatch, parts: Part[], out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean, mask?: Uint8Array): Promise<void> {
     const perShard = this.connections.cluster
     let size = 2 * (MULTI.length + EXEC.length) + (withMeta ? this.metaCommand.length : 0)
     for (const { shard, from, to } of parts) size += (to - from + 1) * (GETRANGE_BYTES + this.keyBulk(shard).length) + (perShard ? MULTI.length + EXEC.length : 0)
@@ -247,17 +290,18 @@ export class DirectBatches {
     }
     const what = `has on ${this.shards.key(parts[0].shard, 'live')}`
     const reply = await this.request(connection, scratch, at, replies, what)
-    const redirected = this.testBlocks(reply, parts, perShard, batch, out, flagged, withMeta)
+    const redirected = this.testBlocks(reply, parts, perShard, batch, out, flagged, withMeta, mask)
     if (flagged !== undefined) for (const p of redirected) flagged[p] = 1
     await Promise.all(redirected.map((p) => sendBitfield(this.shards, 'live', false, parts[p].shard, batch, parts[p].keys, parts[p].from, parts[p].to, out, false)))
   }
 
   /** Reads the replies of {@link readBlocks}; returns the indexes of the parts to send again through the client. */
-  private testBlocks(reply: Replies, parts: Part[], perShard: boolean, batch: PositionBatch, out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean): number[] {
+  private testBlocks(reply: Replies, parts: Part[], perShard: boolean, batch: PositionBatch, out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean, mask: Uint8Array | undefined): number[] {
     const { data } = reply
     const { positions, hashes } = batch
     const { markerPlain, markerFlagged } = this.shards
     const redirected: number[] = []
+    // A part redirected is written in full: its mask stays unread (its keys are not "found").
     let at = withMeta ? this.checkMeta(data, reply.start, 'has') : reply.start
     for (let first = 0; first < parts.length; ) {
       const last = perShard ? first + 1 : parts.length
@@ -295,7 +339,13 @@ export class DirectBatches {
           if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what())
           if (lineInteger(data, at) !== BLOCK_BYTES) throw dataLost(what())
           at = next(data, at)
-          out[keys[k]] = allBitsInBlock(data, at, positions, hashes, keys[k]) ? 1 : 0
+          if (mask === undefined) {
+            out[keys[k]] = allBitsInBlock(data, at, positions, hashes, keys[k]) ? 1 : 0
+          } else {
+            out[keys[k]] = markBitsInBlock(data, at, positions, hashes, keys[k], mask) ? 1 : 0
+            this.bitsSeen += hashes
+            for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) this.bitsSet += mask[p]
+          }
           at += BLOCK_BYTES + 2
         }
       }
@@ -309,12 +359,29 @@ export class DirectBatches {
    * only ever set), and only the others are written, with BITFIELD, which says exactly which were
    * new. A shard being rebuilt (flagged marker) gets all its keys written. Resolves once the
    * writes are sent (after `previous`), to their completion.
+   *
+   * With `before` (see {@link send}), the read also fills `mask` (1 for each position already
+   * set), and if the meta's guard allows it, a plain shard's keys are written with only their
+   * missing bits; those parts are listed in `partly`.
    */
-  private async addReadingFirst(connection: BatchConnection, batch: PositionBatch, parts: Part[], out: Uint8Array, withMeta: boolean, previous: Promise<unknown>): Promise<{ done: Promise<void> }> {
+  private async addReadingFirst(
+    connection: BatchConnection,
+    batch: PositionBatch,
+    parts: Part[],
+    out: Uint8Array,
+    withMeta: boolean,
+    previous: Promise<unknown>,
+    before?: Promise<string | undefined>,
+    mask?: Uint8Array,
+    partly?: Part[],
+  ): Promise<{ done: Promise<void> }> {
     const found = new Uint8Array(batch.size)
     const flagged = new Uint8Array(parts.length)
-    await this.readBlocks(connection, batch, parts, found, flagged, withMeta)
+    await this.readBlocks(connection, batch, parts, found, flagged, withMeta, mask)
+    // Sent before the reads, so it has arrived; undefined: the filter was locked (or no guard).
+    const ready = before !== undefined && (await before) !== undefined
     const writes: Part[] = []
+    const partWrites: Part[] = []
     for (let p = 0; p < parts.length; p++) {
       const { shard, keys, from, to } = parts[p]
       const missing = new Uint32Array(to - from)
@@ -323,10 +390,44 @@ export class DirectBatches {
         if (flagged[p] === 0 && found[keys[k]] === 1) out[keys[k]] = 0
         else missing[count++] = keys[k]
       }
-      if (count > 0) writes.push({ shard, keys: missing, from: 0, to: count })
+      if (count === 0) continue
+      const part = { shard, keys: missing, from: 0, to: count }
+      if (ready && flagged[p] === 0) partWrites.push(part)
+      else writes.push(part)
     }
+    partly?.push(...partWrites)
     await previous
-    return { done: this.bitfields(connection, true, batch, writes, out, false) }
+    const done = [this.bitfields(connection, true, batch, writes, out, false)]
+    if (partWrites.length > 0) done.push(this.bitfields(connection, true, batch, partWrites, out, false, mask))
+    return { done: Promise.all(done).then(() => undefined) }
+  }
+
+  /** `HMGET <meta> state generation` on `connection`: "ready <generation>", or undefined when not ready. */
+  private async guard(connection: BatchConnection): Promise<string | undefined> {
+    const scratch = this.take(this.guardCommand.length)
+    const end = this.guardCommand.put(scratch.view, 0)
+    const reply = await this.request(connection, scratch, end, 1, 'add')
+    const [state, generation] = this.hmgetValues(reply.data, reply.start, 'add').values
+    return state === 'ready' ? `ready ${generation}` : undefined
+  }
+
+  /**
+   * Writes the keys of `parts` again with all their bits, through the client (a full BITFIELD,
+   * copied to a next generation while one is filled): their partial write may have met a shard
+   * swapped in after their read. A key is new if either write says so.
+   */
+  private async rewrite(batch: PositionBatch, parts: Part[], out: Uint8Array): Promise<void> {
+    const again = new Uint8Array(batch.size)
+    await Promise.all(
+      parts.flatMap(({ shard, keys, from, to }) => {
+        const calls: Array<Promise<void>> = []
+        for (let start = from; start < to; start += this.keysPerCommand) {
+          calls.push(sendBitfield(this.shards, 'live', true, shard, batch, keys, start, Math.min(to, start + this.keysPerCommand), again, true))
+        }
+        return calls
+      }),
+    )
+    for (const { keys, from, to } of parts) for (let k = from; k < to; k++) out[keys[k]] |= again[keys[k]]
   }
 
   /**
@@ -335,7 +436,7 @@ export class DirectBatches {
    * (flagged marker) gets its added keys copied to the next generation; commands the node
    * redirected are sent again through the client.
    */
-  bitfields(connection: BatchConnection, set: boolean, batch: PositionBatch, parts: Part[], out: Uint8Array, withMeta: boolean): Promise<void> {
+  bitfields(connection: BatchConnection, set: boolean, batch: PositionBatch, parts: Part[], out: Uint8Array, withMeta: boolean, skip?: Uint8Array): Promise<void> {
     const commands: Part[] = []
     let size = withMeta ? this.metaCommand.length : 0
     for (const { shard, keys, from, to } of parts) {
@@ -349,12 +450,13 @@ export class DirectBatches {
     const scratch = this.take(size)
     const { buffer, view } = scratch
     let at = withMeta ? this.metaCommand.put(view, 0) : 0
-    for (const { shard, keys, from, to } of commands) at = writeBitfield(buffer, view, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to)
+    for (const { shard, keys, from, to } of commands) at = writeBitfield(buffer, view, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to, skip)
     const what = set ? 'add' : 'has'
-    return this.request(connection, scratch, at, commands.length + (withMeta ? 1 : 0), what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta))
+    return this.request(connection, scratch, at, commands.length + (withMeta ? 1 : 0), what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta, skip))
   }
 
-  private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean): Promise<void> {
+  /** `skip`: positions left out of the commands (see {@link writeBitfield}); they have no reply. */
+  private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean, skip: Uint8Array | undefined): Promise<void> {
     const { data } = reply
     const { hashes } = batch
     const followUps: Array<Promise<void>> = []
@@ -377,19 +479,38 @@ export class DirectBatches {
         lost ??= dataLost(what())
         // A write to a lost key just re-created it without a marker: remove that debris.
         if (set) followUps.push(discardUnmarked(this.shards, this.shards.key(shard, 'live')))
-        at += (to - from) * hashes * 4
+        at += (skip === undefined ? (to - from) * hashes : sentBits(skip, hashes, keys, from, to)) * 4
         continue
       }
       // Each bit's reply is `:0\r\n` or `:1\r\n` (its old value): 4 bytes, the digit second.
-      for (let k = from; k < to; k++) {
-        let any = 0
-        let all = 1
-        for (let h = 0; h < hashes; h++, at += 4) {
-          const bit = data[at + 1] - 0x30
-          any |= bit ^ 1
-          all &= bit
+      if (skip === undefined) {
+        let ones = 0
+        for (let k = from; k < to; k++) {
+          let any = 0
+          let all = 1
+          for (let h = 0; h < hashes; h++, at += 4) {
+            const bit = data[at + 1] - 0x30
+            any |= bit ^ 1
+            all &= bit
+            ones += bit
+          }
+          out[keys[k]] = set ? any : all
         }
-        out[keys[k]] = set ? any : all
+        if (set) {
+          this.bitsSeen += (to - from) * hashes
+          this.bitsSet += ones
+        }
+      } else {
+        // Only the missing bits were sent: the key is new if one of them still was.
+        for (let k = from; k < to; k++) {
+          let any = 0
+          for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
+            if (skip[p] === 1) continue
+            any |= (data[at + 1] - 0x30) ^ 1
+            at += 4
+          }
+          out[keys[k]] = any
+        }
       }
       if (flagged && set) followUps.push(copyToNext(this.shards, shard, batch, keys, from, to))
     }

@@ -5,7 +5,7 @@ import { sendBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
 import { BatchConnections } from './batch-connection.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
-import { DirectBatches, NO_CONNECTION, type Part } from './direct-batch.js'
+import { DirectBatches, NO_CONNECTION, PARTIAL_MIN_SET_SHARE, type Part } from './direct-batch.js'
 import { dataLost } from './errors.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
 import { corkWrites, DEFAULT_COALESCE_WAIT_MS, isCluster, masterOfSlot, type RedisStoreOptions } from './options.js'
@@ -50,7 +50,10 @@ export class RedisBitStore implements BitStore<false> {
   /**
    * Whether an add first reads the keys' blocks and writes only keys not all present: worth it
    * when most keys of a batch are already present (de-duplication, re-loading), not on a first
-   * fill. Follows the previous add batch: at least half of its keys present.
+   * fill. Follows the previous add batch: at least half of its keys present. Over the batch
+   * connections of a standalone server, such an add also sends only the bits still missing, which
+   * pays once enough of the bits met are set already (a filter filling up, see
+   * {@link PARTIAL_MIN_SET_SHARE}): then that share of the previous batch's bits decides too.
    */
   private testFirst = true
   /** The batch paths over the client's batch connections (live store, unless switched off). */
@@ -202,7 +205,8 @@ export class RedisBitStore implements BitStore<false> {
       }
     }
     // Nothing is sent before every node's connection is known to be open (else the client's path takes it all).
-    const jobs = await direct.send(set, batch, blocks, perBit, out)
+    direct.bitsSeen = direct.bitsSet = 0
+    const jobs = await direct.send(set, batch, blocks, perBit, out, set && this.blockReads)
     if (jobs === NO_CONNECTION) return false
     const wholes = whole.map(({ shard, keys }) => (set ? orWhole(shards, generation, shard, batch, keys, out) : readWhole(shards, generation, shard, batch, keys, out)))
     // The meta's verdict comes first, as in run().
@@ -211,7 +215,9 @@ export class RedisBitStore implements BitStore<false> {
     if (set && this.blockReads) {
       let present = 0
       for (let i = 0; i < batch.size; i++) present += 1 - out[i]
-      this.testFirst = 2 * present >= batch.size
+      // Concurrent batches share the counts: a rough share is all this choice needs.
+      const partly = this.crossShardCalls && direct.bitsSeen > 0 && direct.bitsSet >= PARTIAL_MIN_SET_SHARE * direct.bitsSeen
+      this.testFirst = 2 * present >= batch.size || partly
     }
     return true
   }
