@@ -105,6 +105,8 @@ async function memoryPerKey(redis: RedisClient, filter: RedisBloomFilter): Promi
 const BATCH = 1000
 /** Calls per timed run of a 1000-key row. */
 let BATCH_CALLS = FULL.batchCalls
+/** Capacity and keys of the filter whose bits are half set, for the row of new keys into it. */
+const HALF_FULL_KEYS = 1_000_000
 /** The billion-key filter's capacity (default shards: ~4 MiB each). */
 const BIG_CAPACITY = 1_000_000_000
 /** Concurrent single-key callers, and the calls each makes per timed run. */
@@ -112,6 +114,14 @@ const CALLERS = 1000
 let CALLS_PER_CALLER = FULL.callsPerCaller
 /** Keys per timed call of the naive baseline in the 1000-key rows (its 1000-key calls, 1 or 8 in flight). */
 const NAIVE_KEYS = 24_000
+
+/** The share of a filter's bits that are set (BITCOUNT of each shard's bits, its marker left out). */
+async function bitsSetShare(redis: RedisClient, filter: RedisBloomFilter): Promise<number> {
+  const { bits, shards } = filter.parameters
+  let set = 0
+  for (const key of filter.keys.slice(1, 1 + shards)) set += await redis.bitcount(key, 0, bits / shards / 8 - 1)
+  return set / bits
+}
 
 /** Redis's CPU seconds so far (user + sys from INFO), summed over every master. */
 async function serverCpuSeconds(redis: RedisClient): Promise<number> {
@@ -210,6 +220,13 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
     const viaClient = topology === 'standalone' ? await RedisBloomFilter.open(redis, name, { batchConnection: false, kind: 'fixed' }) : undefined
     filters.push({ label, filter, viaClient })
   }
+  // Issue 25: new keys into a 1M filter with half its bits set (as a filter sized for its keys is
+  // once they are all in), in a quick run too: a smaller filter takes the whole-shard path.
+  const halfName = `bench:half:${topology}:${process.pid}`
+  await RedisBloomFilter.destroy(redis, halfName)
+  const halfFull = await RedisBloomFilter.create(redis, halfName, { capacity: HALF_FULL_KEYS, errorRate: ERROR_RATE, shards })
+  for (const chunk of chunks(KEYS === HALF_FULL_KEYS ? keys : userKeys(0, HALF_FULL_KEYS), CHUNK)) await halfFull.addMany(chunk)
+  const halfShare = await bitsSetShare(redis, halfFull)
   let fresh = 0
   const newBatch = () => userKeys(KEYS + fresh, KEYS + (fresh += BATCH)).map((key) => `new:${key}`)
   const results = new Map<string, Cost[]>()
@@ -227,6 +244,8 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
         record(`has ${label}${which}`, await timeCalls(redis, BATCH, BATCH_CALLS, (i) => handle.hasMany(batches[(round * BATCH_CALLS + i + 7) % batches.length])))
       }
     }
+    const freshForHalf = Array.from({ length: BATCH_CALLS + 10 }, newBatch)
+    record('add new half full', await timeCalls(redis, BATCH, BATCH_CALLS, (i) => halfFull.addMany(freshForHalf[i])))
     for (const inFlight of [1, NAIVE_IN_FLIGHT]) {
       record(`naive add ${inFlight}`, await timeCalls(redis, NAIVE_KEYS, 3, () => naive.add(naiveChunks(), inFlight), 1))
       record(`naive has ${inFlight}`, await timeCalls(redis, NAIVE_KEYS, 3, () => naive.has(naiveChunks(), inFlight), 1))
@@ -242,6 +261,7 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   const pipelinedAdd = cost(`naive add ${NAIVE_IN_FLIGHT}`)
   const pipelinedHas = cost(`naive has ${NAIVE_IN_FLIGHT}`)
   const small = filters[0].label
+  const fullShare = await bitsSetShare(redis, filters[0].filter)
   for (const { label, filter, viaClient } of filters) {
     const shape = `k=${filter.parameters.hashes}, ${filter.parameters.shards} shard(s)`
     const versus = (what: string, naiveCost: Cost, pipelined: Cost) => {
@@ -265,6 +285,17 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
     rows.add({ suite: 'redis', task: `addMany, 1 in flight (${label}, ${topology})`, subject: subject(', new keys'), batch: BATCH, opsPerSecond: cost(`add new ${label} client`).opsPerSecond, notes: toDefault('add new') })
     rows.add({ suite: 'redis', task: `hasMany, 1 in flight (${label}, ${topology})`, subject: subject(''), batch: BATCH, opsPerSecond: cost(`has ${label} client`).opsPerSecond, notes: toDefault('has') })
   }
+  const halfCost = cost('add new half full')
+  const percent = (share: number) => `${(share * 100).toFixed(0)} % of its bits set`
+  rows.add({
+    suite: 'redis',
+    task: `addMany of new keys, 1 in flight (${sizeLabel(HALF_FULL_KEYS)} filter, half its bits set, ${topology})`,
+    subject: 'bloomkit',
+    batch: BATCH,
+    opsPerSecond: halfCost.opsPerSecond,
+    notes: `${sizeLabel(HALF_FULL_KEYS)} keys in a filter for ${sizeLabel(HALF_FULL_KEYS)}: ${percent(halfShare)} before the timed calls (the ${small} above: ${percent(fullShare)} after them); ${cpuNote(halfCost)}`,
+  })
+  await halfFull.destroy()
   const naiveSeries = `naive Lua, ${NAIVE_BATCH} keys/call, 1 in flight`
   for (const [inFlight, add, has] of [[1, naiveAdd, naiveHas], [NAIVE_IN_FLIGHT, pipelinedAdd, pipelinedHas]] as const) {
     const subject = `naive Lua, 1000 keys/call, decimal ARGV, ${inFlight} call${inFlight === 1 ? '' : 's'} in flight`
