@@ -140,11 +140,12 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
 }
 
 /**
- * Whether a plain open failed because the target holds a counting filter (the backends refuse it
- * with `BLOOM_INCOMPATIBLE`, saying to open it as one): the command line then opens it so.
+ * Whether an open with `kind: 'fixed'` failed because the target holds a counting filter (the
+ * backends refuse it with `BLOOM_INCOMPATIBLE`, "… a counting filter, not a fixed one"): the command
+ * line then opens it as one.
  */
 function isCountingRefusal(error: unknown): boolean {
-  return error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && /a counting filter: open it with/.test(error.message)
+  return error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && /a counting filter, not a fixed one/.test(error.message)
 }
 
 /** An opened LevelDB or Redis counting filter. */

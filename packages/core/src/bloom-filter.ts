@@ -33,8 +33,11 @@ interface Buffers {
  * `_hasMany`, `_clear`), never a public method. Hooks receive checked arguments.
  */
 export class BloomFilter<Sync extends boolean = boolean> {
-  /** Tells a fixed filter from a layered one (`LayeredFilter.kind` is `'layered'`). */
-  readonly kind = 'fixed' as const
+  /**
+   * Tells a fixed filter (`'fixed'`) from a counting one (`'counting'`, `CountingBloomFilter`)
+   * and a layered one (`LayeredFilter.kind` is `'layered'`). Each backend's classes narrow it.
+   */
+  readonly kind: 'fixed' | 'counting' = 'fixed'
   /** Everything that decides where keys go; identical parameters make filters mergeable. */
   readonly parameters: FilterParameters
   /** The bits. Backends reach their own store type through their constructor's argument. */

@@ -60,6 +60,8 @@ export interface CounterReport {
  * Memory and storage: exactly 4 bits per position, 4× a plain filter of the same parameters.
  */
 export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFilter<Sync> {
+  /** Tells a counting filter from a fixed (`'fixed'`) or layered (`'layered'`) one. */
+  override readonly kind = 'counting' as const
   /** The counters (a {@link CounterStore}); `store` as the base class sees it. */
   protected readonly counters: CounterStore<Sync>
   private readonly removeOp: BatchOperation<Sync>

@@ -38,7 +38,7 @@ export type { LayeredFilterOptions } from './layer-storage.js'
  * Backends make one through their own `create`/`open`/`import`; they supply only the port.
  */
 export class LayeredFilter<Sync extends boolean = boolean> {
-  /** Tells a layered filter from a fixed one (`BloomFilter.kind` is `'fixed'`). */
+  /** Tells a layered filter from a fixed or counting one (`BloomFilter.kind` is `'fixed'` or `'counting'`). */
   readonly kind = 'layered' as const
   /** What decides the layers: kind, first capacity, error bound, growth, tightening, windows, seed. */
   readonly policy: LayerPolicy

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, earlierSizeFilter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
+import { createKeyHasher, earlierSizeFilter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotFormat, snapshotSources } from '@bloomkit/core/store'
 import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
 import { holdsLayered } from './level-layers.js'
 import { type SnapshotSource } from './import.js'
@@ -10,13 +10,14 @@ import { COUNTING_META_KEY } from './level-counter-store.js'
 import { checkLevelOptionNames, type LevelCreateStoreOptions } from './options.js'
 
 const { LAYERED_SNAPSHOT_VERSION } = layeredFormat
+const { COUNTING_SNAPSHOT_VERSION } = snapshotFormat
 const { peekVersion, wholeSnapshot } = snapshotSources
 
 /** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
 export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}
 
-/** Which kind of filter `open` or `import` must find: a fixed one (`LevelBloomFilter`) or a layered one (`LayeredLevelFilter`). */
-export type LevelFilterKind = 'fixed' | 'layered'
+/** Which kind of filter `open` or `import` must find: a fixed one (`LevelBloomFilter`), a layered one (`LayeredLevelFilter`) or a counting one (`CountingLevelFilter`). */
+export type LevelFilterKind = 'fixed' | 'layered' | 'counting'
 
 /**
  * Options of {@link LevelBloomFilter.open}: how this process uses the folder; nothing here is stored.
@@ -38,6 +39,8 @@ export type LevelImportOptions = LevelCreateStoreOptions & { readonly clock?: ()
  * const again = await LevelBloomFilter.open('./data/seen-urls')
  */
 export class LevelBloomFilter extends BloomFilter<false> {
+  /** A fixed filter (a counting one is a `Counting…Filter`, a layered one a `Layered…Filter`). */
+  declare readonly kind: 'fixed'
   private readonly level: LevelBitStore
 
   /**
@@ -76,23 +79,26 @@ export class LevelBloomFilter extends BloomFilter<false> {
 
   /**
    * The filter in `location`, whatever `create` or `import` made there: a fixed filter as a
-   * `LevelBloomFilter`, a layered one (made with `growth` or `window`) as a {@link LayeredLevelFilter}.
-   * Tell them apart by `filter.kind` (`'fixed'` or `'layered'`), or pass `kind` to insist on one:
+   * `LevelBloomFilter`, a layered one (made with `growth` or `window`) as a {@link LayeredLevelFilter},
+   * a counting one (`counting: true`) as a {@link CountingLevelFilter}.
+   * Tell them apart by `filter.kind` (`'fixed'`, `'layered'` or `'counting'`), or pass `kind` to insist on one:
    * the result is then typed as that class, and a folder holding the other kind is
    * `BLOOM_INCOMPATIBLE`. Replays the log a crash left.
-   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_INCOMPATIBLE` (not the `kind` asked for, or a counting
-   *   filter: open it with `CountingLevelFilter.open`), `BLOOM_CORRUPT_STORE`, `BLOOM_DATA_LOST` (LevelDB
+   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_INCOMPATIBLE` (not the `kind` asked for), `BLOOM_CORRUPT_STORE`, `BLOOM_DATA_LOST` (LevelDB
    *   lost records the filter wrote; later calls that read a lost page raise it too),
    *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_LOCKED` (open in another process, or already open in this one),
    *   `BLOOM_STORE_UNAVAILABLE`.
    */
   static open(location: string, options: LevelOpenOptions & { readonly kind: 'fixed' }): Promise<LevelBloomFilter>
   static open(location: string, options: LevelOpenOptions & { readonly kind: 'layered' }): Promise<LayeredLevelFilter>
-  static open(location: string, options?: LevelOpenOptions): Promise<LevelBloomFilter | LayeredLevelFilter>
-  static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter> {
+  static open(location: string, options: LevelOpenOptions & { readonly kind: 'counting' }): Promise<CountingLevelFilter>
+  static open(location: string, options?: LevelOpenOptions): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter>
+  static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
     checkLevelOptionNames('LevelBloomFilter.open', options)
     const kind = checkKind(options.kind)
     if (kind === 'layered') return LayeredLevelFilter.open(location, options)
+    if (kind === 'counting') return CountingLevelFilter.open(location)
+    let counting = false
     const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
       if (error instanceof BloomError && (error.code === 'BLOOM_CORRUPT_STORE' || error.code === 'BLOOM_NOT_FOUND')) {
         // Not a fixed filter's folder: a layered filter's (its manifest opens), a counting one's, or neither.
@@ -100,10 +106,15 @@ export class LevelBloomFilter extends BloomFilter<false> {
           if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a layered filter, not a fixed one (kind: 'fixed' was asked for)`)
           return undefined
         }
-        if (error.code === 'BLOOM_CORRUPT_STORE') await refuseCounting(location)
+        if (error.code === 'BLOOM_CORRUPT_STORE' && (await holdsCounting(location))) {
+          if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a counting filter, not a fixed one (kind: 'fixed' was asked for)`)
+          counting = true
+          return undefined
+        }
       }
       throw error
     })
+    if (counting) return CountingLevelFilter.open(location)
     if (store === undefined) return LayeredLevelFilter.open(location, options)
     return LevelBloomFilter.over(store)
   }
@@ -111,26 +122,27 @@ export class LevelBloomFilter extends BloomFilter<false> {
   /**
    * A new filter in `location` from a snapshot (`export()`/`exportChunks()` of any backend): a fixed
    * filter's (format version 1, streamed page by page) as a `LevelBloomFilter`, a layered one's
-   * (version 2) as a {@link LayeredLevelFilter}; tell them apart by `kind`, or pass `kind` to insist
-   * on one. Nothing becomes visible unless the whole snapshot checks out.
+   * (version 2) as a {@link LayeredLevelFilter}, a counting one's (version 3) as a
+   * {@link CountingLevelFilter}; tell them apart by `kind`, or pass `kind` to insist on one (another
+   * kind is `BLOOM_INCOMPATIBLE`). Nothing becomes visible unless the whole snapshot checks out.
    * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INVALID_PARAMETER`
    *   (the folder already holds a filter), `BLOOM_INCOMPATIBLE` (not the `kind` asked for),
    *   `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static import(location: string, snapshot: SnapshotSource, options: LevelImportOptions & { readonly kind: 'fixed' }): Promise<LevelBloomFilter>
   static import(location: string, snapshot: SnapshotSource, options: LevelImportOptions & { readonly kind: 'layered' }): Promise<LayeredLevelFilter>
-  static import(location: string, snapshot: SnapshotSource, options?: LevelImportOptions): Promise<LevelBloomFilter | LayeredLevelFilter>
-  static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter> {
+  static import(location: string, snapshot: SnapshotSource, options: LevelImportOptions & { readonly kind: 'counting' }): Promise<CountingLevelFilter>
+  static import(location: string, snapshot: SnapshotSource, options?: LevelImportOptions): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter>
+  static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
     checkLevelOptionNames('LevelBloomFilter.import', options)
     const kind = checkKind(options.kind)
     const { version, source } = await peekVersion(snapshot)
-    if (version === LAYERED_SNAPSHOT_VERSION) {
-      if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', "import: the snapshot is of a layered filter (format version 2), not a fixed one (kind: 'fixed' was asked for)")
-      return LayeredLevelFilter.import(location, await wholeSnapshot(source), options)
+    const found = version === LAYERED_SNAPSHOT_VERSION ? 'layered' : version === COUNTING_SNAPSHOT_VERSION ? 'counting' : 'fixed'
+    if (kind !== undefined && version !== undefined && found !== kind) {
+      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is a ${found} filter's (format version ${version}), not a ${kind} one (kind: '${kind}' was asked for)`)
     }
-    if (kind === 'layered' && version !== undefined) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is not a layered filter's (format version ${version}, not ${LAYERED_SNAPSHOT_VERSION}; kind: 'layered' was asked for)`)
-    }
+    if (found === 'layered') return LayeredLevelFilter.import(location, await wholeSnapshot(source), options)
+    if (found === 'counting') return CountingLevelFilter.import(location, source)
     return LevelBloomFilter.over(await LevelBitStore.import(location, source, options))
   }
 
@@ -173,8 +185,8 @@ export class LevelBloomFilter extends BloomFilter<false> {
   }
 }
 
-/** Throws `BLOOM_INCOMPATIBLE` if `location` holds a counting filter (a plain open found no plain one there). */
-async function refuseCounting(location: string): Promise<void> {
+/** Whether `location` holds a counting filter (a plain open found no plain one there). */
+async function holdsCounting(location: string): Promise<boolean> {
   const where = canonicalLocation(location)
   let counting = false
   try {
@@ -185,13 +197,13 @@ async function refuseCounting(location: string): Promise<void> {
       await closeDatabase(where, db)
     }
   } catch {
-    return
+    return false
   }
-  if (counting) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a counting filter: open it with CountingLevelFilter.open`)
+  return counting
 }
 
-/** `kind` as given: undefined, 'fixed' or 'layered'. */
+/** `kind` as given: undefined, 'fixed', 'layered' or 'counting'. */
 function checkKind(kind: unknown): LevelFilterKind | undefined {
-  if (kind === undefined || kind === 'fixed' || kind === 'layered') return kind
-  throw new BloomError('BLOOM_INVALID_PARAMETER', `kind must be 'fixed' or 'layered' (or left out for either); got ${JSON.stringify(kind) ?? String(kind)}`)
+  if (kind === undefined || kind === 'fixed' || kind === 'layered' || kind === 'counting') return kind
+  throw new BloomError('BLOOM_INVALID_PARAMETER', `kind must be 'fixed', 'layered' or 'counting' (or left out for any); got ${JSON.stringify(kind) ?? String(kind)}`)
 }

@@ -42,13 +42,40 @@ describe('CountingLevelFilter', () => {
     }
   })
 
-  test('plain and counting folders refuse to open as the other kind; counting + growth is refused', async () => {
+  test('LevelBloomFilter.open and .import take a counting folder or snapshot as what it is; kind and CountingLevelFilter.open refuse the other kind; counting + growth is refused', async () => {
     const counting = folders.path()
-    await (await CountingLevelFilter.create(counting, { capacity: 100, errorRate: 0.01 })).close()
-    await expect(LevelBloomFilter.open(counting)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter/ })
+    const made = await CountingLevelFilter.create(counting, { capacity: 100, errorRate: 0.01 })
+    await made.add('kept')
+    const snapshot = await made.export()
+    await made.close()
+    // The front door opens whatever create made, so a service that opens a folder by name need not know its kind.
+    const opened = await LevelBloomFilter.open(counting)
+    try {
+      expect(opened).toBeInstanceOf(CountingLevelFilter)
+      expect(opened.kind).toBe('counting')
+      expect(await opened.has('kept')).toBe(true)
+      if (opened.kind === 'counting') expect(await opened.remove('kept')).toBe(true)
+    } finally {
+      await opened.close()
+    }
+    await expect(LevelBloomFilter.open(counting, { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter, not a fixed one/ })
+    const viaCounting = await LevelBloomFilter.open(counting, { kind: 'counting' })
+    expect(viaCounting).toBeInstanceOf(CountingLevelFilter)
+    await viaCounting.close()
+    const imported = await LevelBloomFilter.import(folders.path(), snapshot)
+    try {
+      expect(imported.kind).toBe('counting')
+      expect(Buffer.from(await imported.export())).toEqual(Buffer.from(snapshot))
+    } finally {
+      await imported.close()
+    }
+    const refused = folders.path()
+    await expect(LevelBloomFilter.import(refused, snapshot, { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter's \(format version 3\)/ })
+    await expect(LevelBloomFilter.open(refused)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
     const plain = folders.path()
     await (await LevelBloomFilter.create(plain, { capacity: 100, errorRate: 0.01 })).close()
     await expect(CountingLevelFilter.open(plain)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
+    await expect(LevelBloomFilter.open(plain, { kind: 'counting' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
     await expect(LevelBloomFilter.create(folders.path(), { capacity: 100, errorRate: 0.01, counting: true, growth: 2 } as never)).rejects.toMatchObject({ code: 'BLOOM_INVALID_PARAMETER' })
   })
 

@@ -15,6 +15,8 @@ const MANY_CHUNK = 256
  * filter.has('user:42') // true
  */
 export class MemoryBloomFilter extends BloomFilter<true> {
+  /** A fixed filter (a counting one is a `Counting…Filter`, a layered one a `Layered…Filter`). */
+  declare readonly kind: 'fixed'
   /** Sets and tests bits in place; see {@link _addHashed}. */
   private readonly probe: ArrayProbe
   /** addMany/hasMany's per-chunk arrays, made on first use. */

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
+import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotFormat, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
@@ -28,10 +28,11 @@ import { RedisBitStore } from './redis-bit-store.js'
 import { RedisCountingFilter } from './redis-counting-filter.js'
 
 const { LAYERED_SNAPSHOT_VERSION } = layeredFormat
+const { COUNTING_SNAPSHOT_VERSION } = snapshotFormat
 const { peekVersion, wholeSnapshot } = snapshotSources
 
-/** Which kind of filter `open` or `import` must find: a fixed one (`RedisBloomFilter`) or a layered one (`LayeredRedisFilter`). */
-export type RedisFilterKind = 'fixed' | 'layered'
+/** Which kind of filter `open` or `import` must find: a fixed one (`RedisBloomFilter`), a layered one (`LayeredRedisFilter`) or a counting one (`RedisCountingFilter`). */
+export type RedisFilterKind = 'fixed' | 'layered' | 'counting'
 
 /** Options of {@link RedisBloomFilter.open}: the store's, a rotating filter's `clock`, and `kind` to insist on one kind (default: either). */
 export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: RedisFilterKind }
@@ -40,8 +41,8 @@ export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: Redis
 export type RedisImportOptions = RedisReplaceOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
 
 function checkKind(kind: unknown): RedisFilterKind | undefined {
-  if (kind === undefined || kind === 'fixed' || kind === 'layered') return kind
-  throw invalidParameter('kind', "'fixed' or 'layered'", kind)
+  if (kind === undefined || kind === 'fixed' || kind === 'layered' || kind === 'counting') return kind
+  throw invalidParameter('kind', "'fixed', 'layered' or 'counting'", kind)
 }
 
 /**
@@ -55,6 +56,8 @@ function checkKind(kind: unknown): RedisFilterKind | undefined {
  * await ids.has('u3')             // false
  */
 export class RedisBloomFilter extends BloomFilter<false> {
+  /** A fixed filter (a counting one is a `Counting…Filter`, a layered one a `Layered…Filter`). */
+  declare readonly kind: 'fixed'
   /** The filter's name: its keys are `<name>:meta` and `<name>:<shard>:{<tag>}`. */
   readonly name: string
   private readonly shards: ShardGenerations
@@ -156,27 +159,29 @@ export class RedisBloomFilter extends BloomFilter<false> {
 
   /**
    * Opens the filter `name`, whatever `create` or `import` made there: a fixed filter as a
-   * `RedisBloomFilter`, a layered one (made with `growth` or `window`) as a {@link LayeredRedisFilter}.
-   * Tell them apart by `filter.kind` (`'fixed'` or `'layered'`), or pass `kind` to insist on one:
+   * `RedisBloomFilter`, a layered one (made with `growth` or `window`) as a {@link LayeredRedisFilter},
+   * a counting one (`counting: true`) as a {@link RedisCountingFilter}.
+   * Tell them apart by `filter.kind` (`'fixed'`, `'layered'` or `'counting'`), or pass `kind` to insist on one:
    * the result is then typed as that class, and a name holding the other kind is
    * `BLOOM_INCOMPATIBLE`. Its parameters come from Redis. Waits (up to `lockWait`) while another
    * process is still creating or importing a fixed filter.
-   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_INCOMPATIBLE` (not the `kind` asked for, or a
-   *   counting filter: open it with `RedisCountingFilter.open`), `BLOOM_LOCKED`, `BLOOM_CORRUPT_STORE`
+   * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_INCOMPATIBLE` (not the `kind` asked for), `BLOOM_LOCKED`, `BLOOM_CORRUPT_STORE`
    *   (not a bloomkit filter, a meta hash changed outside bloomkit, or one that disagrees with its
    *   shards), `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_DATA_LOST` (a layer listed as ready is gone),
    *   `BLOOM_STORE_UNAVAILABLE`.
    */
   static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'fixed' }): Promise<RedisBloomFilter>
   static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'layered' }): Promise<LayeredRedisFilter>
-  static open(redis: RedisClient, name: string, options?: RedisOpenOptions): Promise<RedisBloomFilter | LayeredRedisFilter>
-  static async open(redis: RedisClient, name: string, options: RedisOpenOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter> {
+  static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'counting' }): Promise<RedisCountingFilter>
+  static open(redis: RedisClient, name: string, options?: RedisOpenOptions): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter>
+  static async open(redis: RedisClient, name: string, options: RedisOpenOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
     checkRedisOptionNames('RedisBloomFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
     const kind = checkKind(options.kind)
     if (kind === 'layered') return LayeredRedisFilter.open(client, name, options)
+    if (kind === 'counting') return RedisCountingFilter.open(client, name, options)
     const timeout = timeoutOf(options)
     let meta: FilterMeta
     try {
@@ -188,7 +193,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
       }
       throw error
     }
-    if (meta.counting === true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a counting filter: open it with RedisCountingFilter.open`)
+    if (meta.counting === true) {
+      if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a counting filter, not a fixed one (kind: 'fixed' was asked for)`)
+      return RedisCountingFilter.open(client, name, options)
+    }
     const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
     await shards.verifyShardsAgree(`open "${name}"`)
     return RedisBloomFilter.over(shards, options)
@@ -197,8 +205,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
   /**
    * Loads a snapshot (from `export()`/`exportChunks()` of any backend) into the filter `name`: a
    * fixed filter's (format version 1) as a `RedisBloomFilter`, a layered one's (version 2) as a
-   * {@link LayeredRedisFilter} (into a free name only); tell them apart by `kind`, or pass `kind`
-   * to insist on one (the other kind is `BLOOM_INCOMPATIBLE`, and nothing is written).
+   * {@link LayeredRedisFilter} (into a free name only), a counting one's (version 3) as a
+   * {@link RedisCountingFilter}; tell them apart by `kind`, or pass `kind` to insist on one (another
+   * kind is `BLOOM_INCOMPATIBLE`, and nothing is written).
    *
    * A fixed snapshot's chunks are written in steps of at most 1 MiB into the (allocated)
    * next-generation keys; only after the whole snapshot has passed its length and CRC-32 checks
@@ -212,19 +221,21 @@ export class RedisBloomFilter extends BloomFilter<false> {
    */
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'fixed' }): Promise<RedisBloomFilter>
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'layered' }): Promise<LayeredRedisFilter>
-  static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options?: RedisImportOptions): Promise<RedisBloomFilter | LayeredRedisFilter>
-  static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter> {
+  static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'counting' }): Promise<RedisCountingFilter>
+  static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options?: RedisImportOptions): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter>
+  static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
     checkRedisOptionNames('RedisBloomFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
     const kind = checkKind(options.kind)
     const { version, source } = await peekVersion(snapshot)
-    const layered = version === LAYERED_SNAPSHOT_VERSION
-    if (kind !== undefined && version !== undefined && layered !== (kind === 'layered')) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is a ${layered ? 'layered' : 'fixed'} filter's (format version ${version}), not a ${kind} one (kind: '${kind}' was asked for)`)
+    const found = version === LAYERED_SNAPSHOT_VERSION ? 'layered' : version === COUNTING_SNAPSHOT_VERSION ? 'counting' : 'fixed'
+    if (kind !== undefined && version !== undefined && found !== kind) {
+      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is a ${found} filter's (format version ${version}), not a ${kind} one (kind: '${kind}' was asked for)`)
     }
-    if (layered) return LayeredRedisFilter.import(client, name, await wholeSnapshot(source), options)
+    if (found === 'layered') return LayeredRedisFilter.import(client, name, await wholeSnapshot(source), options)
+    if (found === 'counting') return RedisCountingFilter.import(client, name, source, options)
     return RedisBloomFilter.over(await importSnapshot(client, name, source, options), options)
   }
 

@@ -67,7 +67,11 @@ for (const [topology, client] of [['standalone', standalone], ['Cluster', cluste
         expect(filter).toBeInstanceOf(RedisCountingFilter)
         expect(await filter.add('a')).toBe(true)
         expect(await filter.remove('a')).toBe(true)
-        await expect(RedisBloomFilter.open(client, name)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter/ })
+        // The front door opens whatever create made; kind: 'fixed' insists on a plain one.
+        const opened = await RedisBloomFilter.open(client, name)
+        expect(opened).toBeInstanceOf(RedisCountingFilter)
+        expect(opened.kind).toBe('counting')
+        await expect(RedisBloomFilter.open(client, name, { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter, not a fixed one/ })
         await expect(RedisBloomFilter.create(client, name, { capacity: 1000, errorRate: 0.01, seed: filter.parameters.seed })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE' })
         // The same call again opens it (every instance of a service may call create at start-up).
         const again = await RedisBloomFilter.create(client, name, { capacity: 1000, errorRate: 0.01, counting: true })
@@ -76,7 +80,10 @@ for (const [topology, client] of [['standalone', standalone], ['Cluster', cluste
         const plain = await RedisBloomFilter.create(client, plainName, { capacity: 1000, errorRate: 0.01 })
         await expect(RedisCountingFilter.open(client, plainName)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
         await expect(RedisCountingFilter.import(client, plainName, await filter.export())).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE' })
-        await expect(RedisBloomFilter.import(client, uniqueName('x'), await filter.export())).rejects.toMatchObject({ code: 'BLOOM_UNSUPPORTED_VERSION' })
+        const refusedName = uniqueName('x')
+        await expect(RedisBloomFilter.import(client, refusedName, await filter.export(), { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter's \(format version 3\)/ })
+        expect(await client.exists(`${refusedName}:meta`)).toBe(0)
+        await expect(RedisBloomFilter.open(client, plainName, { kind: 'counting' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
         await plain.destroy()
         await expect(RedisBloomFilter.create(client, uniqueName('y'), { capacity: 1000, errorRate: 0.01, counting: true, growth: 2 } as never)).rejects.toMatchObject({
           code: 'BLOOM_INVALID_PARAMETER',

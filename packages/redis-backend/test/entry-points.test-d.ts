@@ -20,16 +20,20 @@ test("'@bloomkit/redis-backend' exports its option and client types", () => {
   expectTypeOf<Redis.SnapshotSource>().not.toBeNever()
 })
 
-test('RedisBloomFilter.open and .import are typed by kind: either class without one, that class with one', () => {
+test('RedisBloomFilter.open and .import are typed by kind: any class without one, that class with one', () => {
   const RBF = {} as typeof Redis.RedisBloomFilter
   const client = {} as Redis.RedisClient
-  expectTypeOf(RBF.open(client, 'n')).resolves.toEqualTypeOf<Redis.RedisBloomFilter | Redis.LayeredRedisFilter>()
+  type Any = Redis.RedisBloomFilter | Redis.LayeredRedisFilter | Redis.RedisCountingFilter
+  expectTypeOf(RBF.open(client, 'n')).resolves.toEqualTypeOf<Any>()
   expectTypeOf(RBF.open(client, 'n', { kind: 'fixed' })).resolves.toEqualTypeOf<Redis.RedisBloomFilter>()
   expectTypeOf(RBF.open(client, 'n', { kind: 'layered' })).resolves.toEqualTypeOf<Redis.LayeredRedisFilter>()
-  expectTypeOf(RBF.import(client, 'n', new Uint8Array(0))).resolves.toEqualTypeOf<Redis.RedisBloomFilter | Redis.LayeredRedisFilter>()
+  expectTypeOf(RBF.open(client, 'n', { kind: 'counting' })).resolves.toEqualTypeOf<Redis.RedisCountingFilter>()
+  expectTypeOf(RBF.import(client, 'n', new Uint8Array(0))).resolves.toEqualTypeOf<Any>()
   expectTypeOf(RBF.import(client, 'n', new Uint8Array(0), { kind: 'layered' })).resolves.toEqualTypeOf<Redis.LayeredRedisFilter>()
+  expectTypeOf(RBF.import(client, 'n', new Uint8Array(0), { kind: 'counting' })).resolves.toEqualTypeOf<Redis.RedisCountingFilter>()
   // kind narrows the union.
-  const either = {} as Redis.RedisBloomFilter | Redis.LayeredRedisFilter
-  if (either.kind === 'layered') expectTypeOf(either).toEqualTypeOf<Redis.LayeredRedisFilter>()
-  else expectTypeOf(either).toEqualTypeOf<Redis.RedisBloomFilter>()
+  const any = {} as Any
+  if (any.kind === 'layered') expectTypeOf(any).toEqualTypeOf<Redis.LayeredRedisFilter>()
+  else if (any.kind === 'counting') expectTypeOf(any).toEqualTypeOf<Redis.RedisCountingFilter>()
+  else expectTypeOf(any).toEqualTypeOf<Redis.RedisBloomFilter>()
 })
