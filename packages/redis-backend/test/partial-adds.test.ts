@@ -1,15 +1,26 @@
 // Adds that send only the bits their block read found missing (batch connections, standalone,
 // blocked layout): the answers and the stored bits must be exactly those of adds that send all k
 // bits, whatever the keys share, and a key must never lose a bit to a rebuild or a racing writer.
-import { afterAll, expect, test } from 'vitest'
+import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Redis } from 'ioredis'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { commandsOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
+import { startRedisServer, type RedisServerHandle } from '../../../test-support/redis-servers.js'
+import { commandsOf, fastFail, namesOf, uniqueName } from './support/clients.js'
 
-const redis = standaloneClient()
-const other = standaloneClient()
+// MONITOR sees every client of its server, and ioredis fails a monitor connection that meets other
+// files' traffic as it starts ("Command queue state error"): this file runs on a server of its own.
+let server: RedisServerHandle
+let redis: Redis
+let other: Redis
+const client = () => new Redis({ host: server.host, port: server.port, ...fastFail })
+beforeAll(async () => {
+  server = await startRedisServer()
+  redis = client()
+  other = client()
+})
 afterAll(async () => {
   await Promise.all([redis.quit(), other.quit()])
+  await server.stop()
 })
 
 const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
@@ -19,7 +30,9 @@ const SMALL = { bits: 64 * 512, hashes: 7, shards: 1, seed: 11, layout: 'blocked
 
 /** Counts the `SET u1` operations of the BITFIELDs on `key` that `body` makes Redis run (MONITOR sees the batch connections too). */
 async function setOpsOn(key: string, body: () => Promise<unknown>): Promise<number> {
-  const monitor = await new Redis({ host: redis.options.host, port: redis.options.port, maxRetriesPerRequest: 1 }).monitor()
+  const base = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
+  const monitor = await base.monitor()
+  base.disconnect()
   let ops = 0
   const end = `end:${uniqueName('monitor')}`
   const seen = new Promise<void>((resolve) => {
@@ -116,9 +129,9 @@ test('racing writers on the same new keys: a key is new for at most one of them,
   const name = uniqueName('racing')
   const setup = await RedisBloomFilter.fromParameters(redis, name, { ...SMALL, bits: 256 * 512 }, { scanBytesPerKey: 0 })
   await setup.addMany(range('fill', 0, 12_000))
-  const clients = [standaloneClient(), standaloneClient()]
+  const clients = [client(), client()]
   try {
-    const writers = await Promise.all(clients.map((client) => RedisBloomFilter.open(client, name, { scanBytesPerKey: 0 })))
+    const writers = await Promise.all(clients.map((c) => RedisBloomFilter.open(c, name, { scanBytesPerKey: 0 })))
     for (let round = 0; round < 20; round++) {
       // Each writer's batch holds the shared keys in its own order, among keys of its own.
       const shared = range(`shared${round}`, 0, 300)
@@ -140,7 +153,7 @@ test('racing writers on the same new keys: a key is new for at most one of them,
     }
     await Promise.all(writers.map((writer) => writer.close()))
   } finally {
-    await Promise.all(clients.map((client) => client.quit()))
+    await Promise.all(clients.map((c) => c.quit()))
     await setup.destroy()
   }
 })
