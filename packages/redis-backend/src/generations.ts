@@ -250,16 +250,17 @@ export class ShardGenerations {
 
   /**
    * Undoes an unfinished create, import, rebuild or clear: drops the next generations, then the
-   * meta (with the shards, for a name that was new) or only the lock.
+   * meta (with the shards, for a name that was new) or only the lock, counting a generation when
+   * `replaced` (some shards may have been swapped before the failure).
    */
-  async abandon(token: string, dropNew: boolean): Promise<void> {
+  async abandon(token: string, dropNew: boolean, replaced = false): Promise<void> {
     try {
       await this.forEachShard((shard) => this.call(this.client.del(this.names.nextShard(shard)), 'drop next generation'))
       if (dropNew) {
         await this.forEachShard((shard) => this.call(this.client.del(this.names.shard(shard)), 'abandon'))
         await dropMeta(this, token)
       } else {
-        await unlockMeta(this, token, false, 'abandon')
+        await unlockMeta(this, token, replaced, 'abandon')
       }
     } catch {
       // Redis is failing: the original error is the one to report. A lock left behind is

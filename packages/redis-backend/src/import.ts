@@ -78,6 +78,8 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
   const counterBits = counting ? 4 : 0
   let claimed: Claim | undefined
   let committing = false
+  // As in a rebuild: once a swap may have happened, a failure still counts a generation (SPEC 9.5).
+  let swapping = false
   const started = new Set<number>()
   try {
     for await (const chunk of snapshotChunks(snapshot)) {
@@ -102,6 +104,7 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
     }
     const what = `import "${name}"`
     const shardTtl = created ? ttlMs : await shards.metaTtlMs(what)
+    swapping = true
     await shards.forEachShard(async (shard) => {
       await shards.sealNext(shard)
       await shards.swapNext(shard, shardTtl)
@@ -113,7 +116,7 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
     // A replacement's commit undoes its own failures before the switch, and cannot go back after it.
     if (claimed?.replacement !== undefined) {
       if (!committing) await abandonReplacement(claimed.replacement)
-    } else if (claimed !== undefined) await claimed.shards.abandon(claimed.token, claimed.created)
+    } else if (claimed !== undefined) await claimed.shards.abandon(claimed.token, claimed.created, swapping)
     throw error
   }
 }

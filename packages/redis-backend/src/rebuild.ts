@@ -37,6 +37,10 @@ export async function rebuild(
   const name = shards.names.name
   const token = await lockMeta(shards, 'rebuilding', force)
   const next = store.nextGeneration()
+  // Once a swap may have happened, even a failed rebuild counts a generation when it unlocks: a
+  // writer that sends only the bits its block read found unset (SPEC 9.5) relies on that to see
+  // that a shard was replaced between its read and its write.
+  let swapping = false
   try {
     // A forced rebuild may take over from an import with new parameters that was killed.
     if (force) await clearStaged(shards)
@@ -60,11 +64,12 @@ export async function rebuild(
     if (batch.size > 0) await flush()
     if (local !== undefined) await shards.forEachShard((shard) => orIntoNext(shards, shard, local.subarray(shard * shardBytes, (shard + 1) * shardBytes)))
     const ttlMs = await shards.metaTtlMs(`rebuild "${name}"`)
+    swapping = true
     await shards.forEachShard((shard) => shards.swapNext(shard, ttlMs))
     await unlockMeta(shards, token, true, `rebuild "${name}"`)
   } catch (error) {
     await shards.forEachShard((shard) => shards.flagLive(shard, false).then(() => undefined, () => undefined))
-    await shards.abandon(token, false)
+    await shards.abandon(token, false, swapping)
     throw error
   }
 }

@@ -78,6 +78,31 @@ test.each([redis, cluster].flatMap((client) => PATHS.map(([path, options]) => [c
   },
 )
 
+test('a rebuild that fails once its swaps have begun still counts a generation (partial adds rely on it, docs/SPEC.md 9.5)', async () => {
+  // A real refusal at the swap: an ACL user that may do everything but RENAME (the swap script's
+  // command; scripts run with their caller's permissions), so every step before the swaps succeeds.
+  const user = `norename-${uniqueName('acl')}`
+  await redis.call('ACL', 'SETUSER', user, 'on', 'nopass', '~*', '&*', '+@all', '-rename')
+  const restricted = standaloneClient({ username: user, password: 'x' })
+  try {
+    const name = uniqueName('failed-swap')
+    const filter = await RedisBloomFilter.create(redis, name, { capacity: 1000, errorRate: 0.01, shards: 2 })
+    await filter.addMany(['a', 'b'])
+    const generation = async () => Number(await redis.hget(namesOf(filter).meta, 'generation'))
+    const before = await generation()
+    const viaRestricted = await RedisBloomFilter.open(restricted, name, { kind: 'fixed' })
+    await expect(viaRestricted.rebuild(['a', 'c'])).rejects.toMatchObject({ code: 'BLOOM_STORE_UNAVAILABLE' })
+    expect(await generation()).toBe(before + 1)
+    expect((await filter.info()).state).toBe('ready')
+    // Nothing was swapped (every RENAME was refused): the old bits serve, unflagged.
+    expect(await filter.hasMany(['a', 'b'])).toEqual([true, true])
+    await filter.destroy()
+  } finally {
+    await restricted.quit()
+    await redis.call('ACL', 'DELUSER', user)
+  }
+})
+
 test('one rebuild at a time: a second gets BLOOM_LOCKED; force takes over a crashed one; a failing source keeps the old bits', async () => {
   const filter = await RedisBloomFilter.create(redis, uniqueName('lock'), { capacity: 1000, errorRate: 0.01, shards: 2 })
   await filter.addMany(['a', 'b'])
