@@ -33,10 +33,7 @@ interface Buffers {
  * `_hasMany`, `_clear`), never a public method. Hooks receive checked arguments.
  */
 export class BloomFilter<Sync extends boolean = boolean> {
-  /**
-   * Tells a fixed filter (`'fixed'`) from a counting one (`'counting'`, `CountingBloomFilter`)
-   * and a layered one (`LayeredFilter.kind` is `'layered'`). Each backend's classes narrow it.
-   */
+  /** `'fixed'`, or `'counting'` for a `CountingBloomFilter` (`LayeredFilter.kind` is `'layered'`); backends' classes narrow it. */
   readonly kind: 'fixed' | 'counting' = 'fixed'
   /** Everything that decides where keys go; identical parameters make filters mergeable. */
   readonly parameters: FilterParameters
