@@ -4,15 +4,17 @@
 // read in the same atomic step as its bits: a GETRANGE of it inside the MULTI/EXEC that reads the
 // blocks (per chunk of keys on a standalone server; per shard on a Cluster, where a transaction
 // stays in one slot), or BITFIELD's leading `GET u32`.
-import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { bitfieldBytes, bulkString, bulkText, copyToNext, discardUnmarked, sendBitfield, sentBits, writeBitfield } from './bitfield-command.js'
+import { bitfieldBytes, bulkString, bulkText, sendBitfield, writeBitfield } from './bitfield-command.js'
+import { readBitfieldReplies } from './bitfield-replies.js'
 import { allBitsInBlock, BLOCK_BYTES, markBitsInBlock } from './block-read.js'
 import { lineInteger, type BatchConnection, type BatchConnections, type Replies } from './batch-connection.js'
+import { NO_CONNECTION, type Part, chunksOf } from './direct-parts.js'
 import { dataLost, storeError } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import { slotOf } from './key-names.js'
 import { CHECKED_FIELDS } from './meta.js'
+import { errorText, hmgetValues, isRedirected, next } from './resp-reader.js'
 import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
 
 const MULTI = new Bytes('*1\r\n$5\r\nMULTI\r\n')
@@ -36,56 +38,10 @@ const SPARE_BUFFERS = 8
  */
 export const PARTIAL_MIN_SET_SHARE = 0.4
 
-/** Errors after which the keys concerned go through the client instead, which follows redirects. */
-const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|CROSSSLOT)\b/
-
-/** The byte after the CRLF ending the line at `at` (the line has arrived). */
-function next(data: Buffer, at: number): number {
-  while (data[at] !== 0x0d) at++
-  return at + 2
-}
-
-function errorText(data: Buffer, at: number): string {
-  return data.toString('utf8', at + 1, data.indexOf(0x0d, at))
-}
-
 /** A request buffer and a view over it. */
 interface Scratch {
   readonly buffer: Buffer
   readonly view: DataView
-}
-
-/** A shard's keys `keys[from … to)`. */
-export interface Part {
-  readonly shard: number
-  readonly keys: Uint32Array
-  readonly from: number
-  readonly to: number
-}
-
-/** Says that a batch cannot go over the batch connections now: the caller takes the client's path. */
-export const NO_CONNECTION = Symbol('no batch connection')
-
-/** Splits parts into chunks of at most `size` keys, splitting a part only where it is larger. */
-export function chunksOf(parts: readonly Part[], size: number): Part[][] {
-  const chunks: Part[][] = []
-  let chunk: Part[] = []
-  let keys = 0
-  for (const part of parts) {
-    for (let from = part.from; from < part.to; ) {
-      const take = Math.min(part.to - from, size - keys)
-      chunk.push({ shard: part.shard, keys: part.keys, from, to: from + take })
-      keys += take
-      from += take
-      if (keys === size) {
-        chunks.push(chunk)
-        chunk = []
-        keys = 0
-      }
-    }
-  }
-  if (chunk.length > 0) chunks.push(chunk)
-  return chunks
 }
 
 /** The batch paths over {@link BatchConnections}, for one filter's live shards. */
@@ -230,29 +186,9 @@ export class DirectBatches {
 
   /** The meta's stored values from an HMGET reply at `at`, checked; returns the reply's end. */
   private checkMeta(data: Buffer, at: number, what: string): number {
-    const { values, end } = this.hmgetValues(data, at, what)
+    const { values, end } = hmgetValues(data, at, what)
     this.shards.checkMeta(values, what)
     return end
-  }
-
-  /** The values of an HMGET reply at `at` (null for a missing field), and the reply's end. */
-  private hmgetValues(data: Buffer, at: number, what: string): { values: Array<string | null>; end: number } {
-    if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what)
-    const count = lineInteger(data, at)
-    at = next(data, at)
-    const values: Array<string | null> = []
-    for (let i = 0; i < count; i++) {
-      if (data[at] === 0x5f || lineInteger(data, at) < 0) {
-        values.push(null)
-        at = next(data, at)
-      } else {
-        const length = lineInteger(data, at)
-        at = next(data, at)
-        values.push(data.toString('utf8', at, at + length))
-        at += length + 2
-      }
-    }
-    return { values, end: at }
   }
 
   /**
@@ -317,7 +253,7 @@ export class DirectBatches {
       if (data[at] !== 0x2a || data[at + 1] === 0x2d) {
         // EXECABORT (a command was refused) or a nil reply: nothing ran.
         const text = error ?? (data[at] === 0x2d ? errorText(data, at) : 'transaction aborted')
-        if (!REDIRECTED.test(text)) throw storeError(new Error(text), what())
+        if (!isRedirected(text)) throw storeError(new Error(text), what())
         for (let p = first; p < last; p++) redirected.push(p)
         at = next(data, at)
         first = last
@@ -407,7 +343,7 @@ export class DirectBatches {
     const scratch = this.take(this.guardCommand.length)
     const end = this.guardCommand.put(scratch.view, 0)
     const reply = await this.request(connection, scratch, end, 1, 'add')
-    const [state, generation] = this.hmgetValues(reply.data, reply.start, 'add').values
+    const [state, generation] = hmgetValues(reply.data, reply.start, 'add').values
     return state === 'ready' ? `ready ${generation}` : undefined
   }
 
@@ -457,65 +393,8 @@ export class DirectBatches {
 
   /** `skip`: positions left out of the commands (see {@link writeBitfield}); they have no reply. */
   private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean, skip: Uint8Array | undefined): Promise<void> {
-    const { data } = reply
-    const { hashes } = batch
-    const followUps: Array<Promise<void>> = []
-    let lost: BloomError | undefined
-    let at = withMeta ? this.checkMeta(data, reply.start, set ? 'add' : 'has') : reply.start
-    for (const { shard, keys, from, to } of commands) {
-      const what = () => `${set ? 'add' : 'has'} on ${this.shards.key(shard, 'live')}`
-      if (data[at] === 0x2d) {
-        const text = errorText(data, at)
-        at = next(data, at)
-        if (!REDIRECTED.test(text)) throw storeError(new Error(text), what())
-        followUps.push(sendBitfield(this.shards, 'live', set, shard, batch, keys, from, to, out, true))
-        continue
-      }
-      at = next(data, at)
-      const marker = lineInteger(data, at)
-      at = next(data, at)
-      const flagged = marker === this.shards.marker + 1
-      if (marker !== this.shards.marker && !flagged) {
-        lost ??= dataLost(what())
-        // A write to a lost key just re-created it without a marker: remove that debris.
-        if (set) followUps.push(discardUnmarked(this.shards, this.shards.key(shard, 'live')))
-        at += (skip === undefined ? (to - from) * hashes : sentBits(skip, hashes, keys, from, to)) * 4
-        continue
-      }
-      // Each bit's reply is `:0\r\n` or `:1\r\n` (its old value): 4 bytes, the digit second.
-      if (skip === undefined) {
-        let ones = 0
-        for (let k = from; k < to; k++) {
-          let any = 0
-          let all = 1
-          for (let h = 0; h < hashes; h++, at += 4) {
-            const bit = data[at + 1] - 0x30
-            any |= bit ^ 1
-            all &= bit
-            ones += bit
-          }
-          out[keys[k]] = set ? any : all
-        }
-        if (set) {
-          this.bitsSeen += (to - from) * hashes
-          this.bitsSet += ones
-        }
-      } else {
-        // Only the missing bits were sent: the key is new if one of them still was.
-        for (let k = from; k < to; k++) {
-          let any = 0
-          for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
-            if (skip[p] === 1) continue
-            any |= (data[at + 1] - 0x30) ^ 1
-            at += 4
-          }
-          out[keys[k]] = any
-        }
-      }
-      if (flagged && set) followUps.push(copyToNext(this.shards, shard, batch, keys, from, to))
-    }
-    const settled = await Promise.allSettled(followUps)
-    if (lost !== undefined) throw lost
-    for (const result of settled) if (result.status === 'rejected') throw result.reason
+    const at = withMeta ? this.checkMeta(reply.data, reply.start, set ? 'add' : 'has') : reply.start
+    await readBitfieldReplies(this.shards, reply.data, at, set, batch, commands, out, skip, this)
   }
+
 }

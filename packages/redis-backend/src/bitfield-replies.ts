@@ -1,0 +1,88 @@
+// The replies of the BITFIELD commands a batch connection sent (direct-batch.ts), read in place.
+import type { BloomError } from '@bloomkit/core'
+import type { PositionBatch } from '@bloomkit/core/store'
+import { lineInteger } from './batch-connection.js'
+import { copyToNext, discardUnmarked, sendBitfield, sentBits } from './bitfield-command.js'
+import type { Part } from './direct-parts.js'
+import { dataLost, storeError } from './errors.js'
+import type { ShardGenerations } from './generations.js'
+import { errorText, isRedirected, next } from './resp-reader.js'
+
+/**
+ * Reads the replies of BITFIELD (`set`) or BITFIELD_RO commands, one per part of `commands`, from
+ * `data` at `at`: `out[key]` as {@link sendBitfield} gives it. `skip`: positions left out of the
+ * commands (see `writeBitfield`); they have no reply. A shard being rebuilt (flagged marker) gets
+ * its added keys copied to the next generation; commands the node redirected are sent again
+ * through the client. Full adds count their positions, and those set already, in `tally` (what
+ * decides whether adds send only missing bits).
+ */
+export async function readBitfieldReplies(
+  shards: ShardGenerations,
+  data: Buffer,
+  at: number,
+  set: boolean,
+  batch: PositionBatch,
+  commands: readonly Part[],
+  out: Uint8Array,
+  skip: Uint8Array | undefined,
+  tally: { bitsSeen: number; bitsSet: number },
+): Promise<void> {
+  const { hashes } = batch
+  const followUps: Array<Promise<void>> = []
+  let lost: BloomError | undefined
+  for (const { shard, keys, from, to } of commands) {
+    const what = () => `${set ? 'add' : 'has'} on ${shards.key(shard, 'live')}`
+    if (data[at] === 0x2d) {
+      const text = errorText(data, at)
+      at = next(data, at)
+      if (!isRedirected(text)) throw storeError(new Error(text), what())
+      followUps.push(sendBitfield(shards, 'live', set, shard, batch, keys, from, to, out, true))
+      continue
+    }
+    at = next(data, at)
+    const marker = lineInteger(data, at)
+    at = next(data, at)
+    const flagged = marker === shards.marker + 1
+    if (marker !== shards.marker && !flagged) {
+      lost ??= dataLost(what())
+      // A write to a lost key just re-created it without a marker: remove that debris.
+      if (set) followUps.push(discardUnmarked(shards, shards.key(shard, 'live')))
+      at += (skip === undefined ? (to - from) * hashes : sentBits(skip, hashes, keys, from, to)) * 4
+      continue
+    }
+    // Each bit's reply is `:0\r\n` or `:1\r\n` (its old value): 4 bytes, the digit second.
+    if (skip === undefined) {
+      let ones = 0
+      for (let k = from; k < to; k++) {
+        let any = 0
+        let all = 1
+        for (let h = 0; h < hashes; h++, at += 4) {
+          const bit = data[at + 1] - 0x30
+          any |= bit ^ 1
+          all &= bit
+          ones += bit
+        }
+        out[keys[k]] = set ? any : all
+      }
+      if (set) {
+        tally.bitsSeen += (to - from) * hashes
+        tally.bitsSet += ones
+      }
+    } else {
+      // Only the missing bits were sent: the key is new if one of them still was.
+      for (let k = from; k < to; k++) {
+        let any = 0
+        for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) {
+          if (skip[p] === 1) continue
+          any |= (data[at + 1] - 0x30) ^ 1
+          at += 4
+        }
+        out[keys[k]] = any
+      }
+    }
+    if (flagged && set) followUps.push(copyToNext(shards, shard, batch, keys, from, to))
+  }
+  const settled = await Promise.allSettled(followUps)
+  if (lost !== undefined) throw lost
+  for (const result of settled) if (result.status === 'rejected') throw result.reason
+}
