@@ -77,14 +77,10 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   }
   if (target.kind === 'level') {
     if (!existsSync(target.folder)) throw new CliError('CLI_TARGET', `folder "${target.folder}" does not exist`)
-    const { CountingLevelFilter, LevelBloomFilter } = await levelBackend()
-    let filter
-    try {
-      filter = await LevelBloomFilter.open(target.folder, { kind: 'fixed' })
-    } catch (error) {
-      if (!isCountingRefusal(error)) throw error
-      return openedCounting(await CountingLevelFilter.open(target.folder))
-    }
+    const { LevelBloomFilter } = await levelBackend()
+    const filter = await LevelBloomFilter.open(target.folder)
+    if (filter.kind === 'layered') return refuseLayered(filter, `folder "${target.folder}"`)
+    if (filter.kind === 'counting') return openedCounting(filter)
     return {
       filter,
       setBits: async () => Array.from(await filter.bitStore.countBits()),
@@ -95,13 +91,11 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   const name = requireName(options.name)
   const client = await connectRedis(target, options)
   try {
-    const { RedisBloomFilter, RedisCountingFilter } = await redisBackend()
-    let filter
-    try {
-      filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0, kind: 'fixed' })
-    } catch (error) {
-      if (!isCountingRefusal(error)) throw error
-      const counting = await RedisCountingFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
+    const { RedisBloomFilter } = await redisBackend()
+    const filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
+    if (filter.kind === 'layered') return await refuseLayered(filter, `Redis filter "${name}"`)
+    if (filter.kind === 'counting') {
+      const counting = filter
       return {
         ...openedCounting(counting),
         redis: {
@@ -140,12 +134,12 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
 }
 
 /**
- * Whether an open with `kind: 'fixed'` failed because the target holds a counting filter (the
- * backends refuse it with `BLOOM_INCOMPATIBLE`, "… a counting filter, not a fixed one"): the command
- * line then opens it as one.
+ * Closes a layered (scalable or expiring) filter that a target turned out to hold, and refuses it:
+ * the command line reads, builds and moves fixed and counting filters only.
  */
-function isCountingRefusal(error: unknown): boolean {
-  return error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && /a counting filter, not a fixed one/.test(error.message)
+async function refuseLayered(filter: { close(): Promise<void> }, what: string): Promise<never> {
+  await filter.close()
+  throw new CliError('CLI_TARGET', `${what} holds a layered (scalable or expiring) filter; bloomkit's commands work on fixed and counting filters`)
 }
 
 /** An opened LevelDB or Redis counting filter. */
@@ -331,14 +325,16 @@ export async function writeRedis(
 /** The kind of the filter named `name` in Redis, or undefined if there is none. */
 export async function existingRedisKind(client: RedisClient, name: string, timeout: number): Promise<SnapshotKind | undefined> {
   const { RedisBloomFilter } = await redisBackend()
+  let filter
   try {
-    await (await RedisBloomFilter.open(client, name, { timeout, lockWait: 0, kind: 'fixed' })).close()
-    return 'plain'
+    filter = await RedisBloomFilter.open(client, name, { timeout, lockWait: 0 })
   } catch (error) {
     if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
-    if (!isCountingRefusal(error)) throw error
-    return 'counting'
+    throw error
   }
+  if (filter.kind === 'layered') return refuseLayered(filter, `Redis filter "${name}"`)
+  await filter.close()
+  return filter.kind === 'counting' ? 'counting' : 'plain'
 }
 
 /** What `build --replace` needs to know of the filter it replaces. */

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeSnapshot } from '@bloomkit/core/store'
+import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { CountingMemoryFilter } from '@bloomkit/memory-backend/counting'
 import { RedisBloomFilter, RedisCountingFilter } from '@bloomkit/redis-backend'
@@ -231,4 +232,26 @@ test('a plain Redis filter is not opened as a counting one (RedisBloomFilter sta
   expect(refused.stderr).toMatch(/\[BLOOM_INCOMPATIBLE\]/)
   expect(await plain.has('k')).toBe(true)
   await plain.destroy()
+})
+
+test('a layered filter in LevelDB or Redis is refused by name (CLI_TARGET), and stays as it was', async () => {
+  const name = fresh()
+  const growing = await RedisBloomFilter.create(redis, name, { capacity: 1000, errorRate: 0.01, growth: 2 })
+  await growing.add('k')
+  const refused = await runCli(['inspect', redisUrl, '--name', name])
+  expect(refused.code).toBe(2)
+  expect(refused.stderr).toMatch(new RegExp(`Redis filter "${name}" holds a layered \\(scalable or expiring\\) filter.*\\[CLI_TARGET\\]`))
+  expect(await growing.has('k')).toBe(true)
+  await growing.destroy()
+  const location = at('layered-level')
+  const inLevel = await LevelBloomFilter.create(location, { capacity: 1000, errorRate: 0.01, growth: 2 })
+  await inLevel.add('k')
+  await inLevel.close()
+  const level = await runCli(['inspect', `level:${location}`])
+  expect(level.code).toBe(2)
+  expect(level.stderr).toMatch(/holds a layered \(scalable or expiring\) filter.*\[CLI_TARGET\]/)
+  const again = await LevelBloomFilter.open(location)
+  expect(again.kind).toBe('layered')
+  expect(await again.has('k')).toBe(true)
+  await again.close()
 })
