@@ -95,3 +95,30 @@ describe('backends load only for targets that need them', () => {
     for (const name of LEVEL) expect(run.packages).not.toContain(name)
   })
 })
+
+describe('the CSV parser and the progress bar load only when used', () => {
+  const OPTIONAL = ['csv-parse', 'cli-progress']
+
+  test('help, inspect, check and a build of lines into a file load neither', async () => {
+    for (const args of [['--help'], ['inspect', at('abc.blmk')], ['check', at('abc.blmk'), 'a'], ['build', at('keys.txt'), '--out', at('lines.blmk'), ...sizing]]) {
+      const run = await loadedBy(args)
+      expect(run.code, `${args[0]}: ${run.stderr}`).toBe(0)
+      for (const name of OPTIONAL) expect(run.packages, args[0]).not.toContain(name)
+    }
+  })
+
+  test('CSV input loads csv-parse and still reads every key; --progress loads cli-progress and draws the bar', async () => {
+    writeFileSync(at('keys.csv'), 'id,name\na,x\nb,y\nc,z\n')
+    const csv = await loadedBy(['build', at('keys.csv'), '--format', 'csv', '--header', '--column', 'id', '--out', at('csv.blmk'), ...sizing, '--json'])
+    expect(csv.code, csv.stderr).toBe(0)
+    expect(csv.packages).toContain('csv-parse')
+    expect(csv.packages).not.toContain('cli-progress')
+    const checked = await runCli(['check', at('csv.blmk'), 'a', 'b', 'c', '--json'])
+    expect(checked.code, checked.stderr).toBe(0)
+    expect(checked.stdout.trim().split('\n').map((line) => JSON.parse(line).present)).toEqual([true, true, true])
+    const drawn = await loadedBy(['build', at('keys.txt'), '--out', at('progress.blmk'), '--progress', ...sizing])
+    expect(drawn.code, drawn.stderr).toBe(0)
+    expect(drawn.packages).toContain('cli-progress')
+    expect(drawn.stderr).toMatch(/keys\/s/)
+  })
+})

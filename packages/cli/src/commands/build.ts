@@ -131,7 +131,7 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
   const counting = options.counting === true
   const groups = planShardGroups(parameters, options.memory, counting)
   const started = performance.now()
-  const progress = new BuildProgress(progressWanted(options), size, input === '-' ? 1 : groups.length)
+  const progress = await BuildProgress.start(progressWanted(options), size, input === '-' ? 1 : groups.length)
   const counts: InputCounts = { keys: 0, skipped: 0 }
   /** One pass over the input; the first pass's counts are the ones reported. */
   async function* blocks(pass: number): AsyncGenerator<KeyBlock> {
