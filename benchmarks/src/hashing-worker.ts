@@ -1,8 +1,9 @@
 // One measurement of the hashing suite, alone in a worker thread: one hasher (today's KeyHasher or
-// the pass before issue 25) over one key set in one shape. A worker has its own V8 isolate, so each
-// measurement starts from fresh JIT state: in a shared one V8's code for a hasher depended on what
-// ran before it (see benchmarks/README.md, "String hashing, 16–64 chars"). A worker starts in about
-// half the time of a child process. Posts back the median ns a key.
+// the pass before issue 25) over one key set in one shape, or one of the floors under any string
+// hash (reading the key's char codes, or encoding it with TextEncoder.encodeInto). A worker has its
+// own V8 isolate, so each measurement starts from fresh JIT state: in a shared one V8's code for a
+// hasher depended on what ran before it (see benchmarks/README.md, "String hashing, 16–64 chars").
+// A worker starts in about half the time of a child process. Posts back the median ns a key.
 import { parentPort, workerData } from 'node:worker_threads'
 import { KeyHasherBefore } from './hashing-before.js'
 
@@ -17,8 +18,16 @@ const CHUNK = 2500
  */
 export type KeyShape = 'flat' | 'built'
 
+/**
+ * What a worker times: today's KeyHasher, the pass before issue 25, or a floor: `chars` reads every
+ * char code of the key and folds them into a number (the least a JavaScript hash of a string must do),
+ * `encode` only encodes it by TextEncoder.encodeInto into a reused buffer (the native route's fixed
+ * cost, before any hashing).
+ */
+export type HashingSide = 'now' | 'before' | 'chars' | 'encode'
+
 export interface HashingJob {
-  readonly side: 'now' | 'before'
+  readonly side: HashingSide
   /** The key set; structured cloning hands them over as flat strings. */
   readonly keys: string[]
   readonly shape: KeyShape
@@ -28,7 +37,7 @@ export interface HashingJob {
 
 export interface HashingMeasurement {
   readonly nsPerKey: number
-  /** XOR of both lanes over the set: the same for both hashers, or one of them hashed something else. */
+  /** XOR of both lanes over the set: the same for both hashers, or one of them hashed something else (a floor's own fold for a floor). */
   readonly checksum: number
   readonly samples: number
 }
@@ -42,24 +51,51 @@ const job = workerData as HashingJob
 const keys = job.shape === 'flat' ? job.keys : job.keys.map((key) => `${key.slice(0, key.length >> 1)}${key.slice(key.length >> 1)}`)
 const now = new KeyHasher(0)
 const before = new KeyHasherBefore(now.seedA, now.seedB)
-// Two loops, one per hasher, so each loop's feedback knows one class.
-const pass = job.side === 'now'
-  ? (from: number, to: number) => {
-      let x = 0
-      for (let i = from; i < to; i++) {
-        now.hash(keys[i])
-        x ^= now.pair[0] ^ now.pair[1]
-      }
-      return x
+/**
+ * Every char code of `s`, XOR-folded 4 at a time into a word: the reads of a JavaScript string hash
+ * with none of its arithmetic. Of the read loops tried (one char a step, 4, 16 as the hash's stripe
+ * loop) 4 a step was the cheapest (benchmarks/README.md, "String hashing, 16–64 chars").
+ */
+function readChars(s: string): number {
+  const length = s.length
+  let x = 0
+  let i = 0
+  for (; i + 4 <= length; i += 4) x ^= s.charCodeAt(i) | (s.charCodeAt(i + 1) << 8) | (s.charCodeAt(i + 2) << 16) | (s.charCodeAt(i + 3) << 24)
+  for (; i < length; i++) x ^= s.charCodeAt(i)
+  return x
+}
+const encoder = new TextEncoder()
+const scratch = new Uint8Array(4096)
+// One loop per side, so each loop's feedback knows one class.
+const passes: Record<HashingSide, (from: number, to: number) => number> = {
+  now: (from, to) => {
+    let x = 0
+    for (let i = from; i < to; i++) {
+      now.hash(keys[i])
+      x ^= now.pair[0] ^ now.pair[1]
     }
-  : (from: number, to: number) => {
-      let x = 0
-      for (let i = from; i < to; i++) {
-        before.hash(keys[i])
-        x ^= before.pair[0] ^ before.pair[1]
-      }
-      return x
+    return x
+  },
+  before: (from, to) => {
+    let x = 0
+    for (let i = from; i < to; i++) {
+      before.hash(keys[i])
+      x ^= before.pair[0] ^ before.pair[1]
     }
+    return x
+  },
+  chars: (from, to) => {
+    let x = 0
+    for (let i = from; i < to; i++) x ^= readChars(keys[i])
+    return x
+  },
+  encode: (from, to) => {
+    let x = 0
+    for (let i = from; i < to; i++) x ^= encoder.encodeInto(keys[i], scratch).written
+    return x
+  },
+}
+const pass = passes[job.side]
 
 /** CPU time this process has used, in ms: the worker thread, as the main thread waits for it. */
 function cpuMs(): number {
