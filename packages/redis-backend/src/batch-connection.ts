@@ -5,7 +5,7 @@
 // received bytes. The connection itself is opened by ioredis, with the user's own options
 // (`duplicate()`: address, TLS, AUTH, database, sentinels), and handed over once it is ready.
 import { BloomError } from '@bloomkit/core'
-import { isCluster, masterOfSlot, type RedisClient } from './options.js'
+import { corkWrites, isCluster, masterOfSlot, type RedisClient } from './options.js'
 
 /** What one request's replies arrived as: `data[start … end)` holds them all, in order. */
 export interface Replies {
@@ -149,6 +149,11 @@ export class BatchConnection {
 
   get alive(): boolean {
     return this.dead === undefined
+  }
+
+  /** Holds the requests written until the returned function is called, so that they leave in one write. */
+  cork(): () => void {
+    return corkWrites({ stream: this.stream })
   }
 
   /**

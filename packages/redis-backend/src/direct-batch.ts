@@ -3,18 +3,19 @@
 // (blocked layout) or its bits with BITFIELD_RO; adds set bits with BITFIELD. A shard's marker is
 // read in the same atomic step as its bits: a GETRANGE of it inside the MULTI/EXEC that reads the
 // blocks (per chunk of keys on a standalone server; per shard on a Cluster, where a transaction
-// stays in one slot), or BITFIELD's leading `GET u32`.
+// stays in one slot), or BITFIELD's leading `GET u32`; an add sending only missing bits reads
+// them without MULTI/EXEC, its guard standing in for the transaction (see DirectBatches.send).
 import type { PositionBatch } from '@bloomkit/core/store'
 import { bitfieldBytes, bulkString, bulkText, sendBitfield, writeBitfield } from './bitfield-command.js'
 import { readBitfieldReplies } from './bitfield-replies.js'
-import { allBitsInBlock, BLOCK_BYTES, markBitsInBlock } from './block-read.js'
-import { lineInteger, type BatchConnection, type BatchConnections, type Replies } from './batch-connection.js'
+import { readBlockReplies } from './block-replies.js'
+import { BLOCK_BYTES } from './block-read.js'
+import type { BatchConnection, BatchConnections, Replies } from './batch-connection.js'
 import { NO_CONNECTION, type Part, chunksOf } from './direct-parts.js'
-import { dataLost, storeError } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import { slotOf } from './key-names.js'
 import { CHECKED_FIELDS } from './meta.js'
-import { errorText, hmgetValues, isRedirected, next } from './resp-reader.js'
+import { hmgetValues } from './resp-reader.js'
 import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
 
 const MULTI = new Bytes('*1\r\n$5\r\nMULTI\r\n')
@@ -28,6 +29,12 @@ const GETRANGE_BYTES = GETRANGE.length + 2 * 17
  * one's replies while Redis works on the next.
  */
 const CHUNK_KEYS = 256
+/**
+ * Keys per request of an add sending only missing bits: its read must come back before its write
+ * leaves, so each request pair costs both sides a round of writes, wake-ups and reply parsing;
+ * measured with 1000-key batches, 1024 beat 256 by ~10 % of the batch's time (benchmarks/README.md).
+ */
+const PARTIAL_CHUNK_KEYS = 1024
 /** Request buffers kept for reuse, per client (shared by its filters and their layers). */
 const SPARE_BUFFERS = 8
 
@@ -90,6 +97,14 @@ export class DirectBatches {
    * partly is written again in full (and copied to a next generation being filled). A clear in
    * between is not seen: the key's bits then land partly in the cleared shard, as if the add had
    * come just before the clear, which a clear racing an add may always do.
+   *
+   * The guard also makes MULTI/EXEC around those reads needless (Redis's cost for each queued
+   * command is a copy of its arguments and a `+QUEUED` reply): with `ready` and the same generation
+   * at both, no shard key was replaced in between (a clear aside, as above) and no marker was
+   * flagged (a rebuild flags only while locked, and one that locked and unlocked in between
+   * without a swap left the live shard as it was), so marker and blocks are of one shard. When the
+   * guard fails, the marker read may be older than the blocks (a rebuild flagging it in between),
+   * so the keys the read found present, which were not written, are written in full too.
    */
   async send(set: boolean, batch: PositionBatch, blocks: readonly Part[], perBit: readonly Part[], out: Uint8Array, partial = false): Promise<Array<Promise<void>> | typeof NO_CONNECTION> {
     const nodes = new Map<string, { blocks: Part[]; perBit: Part[] }>()
@@ -119,11 +134,16 @@ export class DirectBatches {
       let previous: Promise<unknown> = Promise.resolve()
       // Sending only missing bits: one node (standalone), so the meta's guard shares the blocks' connection.
       const guarded = set && partial && !this.connections.cluster && work.blocks.length > 0
+      // The guard and the reads leave in one write.
+      const uncork = guarded ? connection.cork() : undefined
       const before = guarded ? this.guard(connection) : undefined
       const mask = guarded ? new Uint8Array(batch.size * batch.hashes) : undefined
       const partly: Part[] = []
       const chunkJobs: Array<Promise<void>> = []
-      for (const chunk of chunksOf(work.blocks, CHUNK_KEYS)) {
+      let after: Promise<string | undefined> | undefined
+      const chunks = chunksOf(work.blocks, guarded ? PARTIAL_CHUNK_KEYS : CHUNK_KEYS)
+      for (let c = 0; c < chunks.length; c++) {
+        const chunk = chunks[c]
         const withMeta = meta === undefined && node === metaNode
         let job: Promise<void>
         if (!set) {
@@ -131,20 +151,21 @@ export class DirectBatches {
         } else {
           // A chunk's writes leave after the previous chunk's were sent: a key twice in a batch
           // (same shard, maybe another chunk) must be written, and said new, in input order.
-          const sent = this.addReadingFirst(connection, batch, chunk, out, withMeta, previous, before, mask, partly)
+          // The guard after (see above) leaves with the last chunk's writes: Redis runs it after them.
+          const sent = this.addReadingFirst(connection, batch, chunk, out, withMeta, previous, before, mask, partly, guarded && c === chunks.length - 1)
           previous = sent.then(
             (done) => done,
             () => undefined,
           )
+          if (guarded && c === chunks.length - 1) after = sent.then((done) => done.after)
           job = sent.then((done) => done.done)
         }
         chunkJobs.push(job)
         if (withMeta) meta = job
         else jobs.push(job)
       }
+      uncork?.()
       if (before !== undefined) {
-        // Sent once every chunk's writes were: Redis runs it after them.
-        const after = previous.then(() => this.guard(connection))
         jobs.push(Promise.all([before, after, Promise.all(chunkJobs)]).then(([was, is]) => (was !== undefined && is === was ? undefined : this.rewrite(batch, partly, out))))
       }
       for (const chunk of chunksOf(work.perBit, CHUNK_KEYS)) {
@@ -195,10 +216,13 @@ export class DirectBatches {
    * Reads the blocks of the keys of `parts` (blocked layout) and tests them: `out[key]` 1 when all
    * its bits are set. With `flagged`, sets `flagged[i]` for part i when its shard's marker is the
    * flagged one (or the node redirected it). Parts the node redirected are checked through the
-   * client (BITFIELD_RO).
+   * client (BITFIELD_RO). With `mask` (a guarded add, see {@link send}), read without MULTI/EXEC,
+   * and `mask` gets a 1 for each position already set.
    */
   async readBlocks(connection: BatchConnection, batch: PositionBatch, parts: Part[], out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean, mask?: Uint8Array): Promise<void> {
     const perShard = this.connections.cluster
+    // A guarded partial add (`mask`, see {@link send}) reads without MULTI/EXEC: its guard proves what the transaction would.
+    const atomic = mask === undefined
     let size = 2 * (MULTI.length + EXEC.length) + (withMeta ? this.metaCommand.length : 0)
     for (const { shard, from, to } of parts) size += (to - from + 1) * (GETRANGE_BYTES + this.keyBulk(shard).length) + (perShard ? MULTI.length + EXEC.length : 0)
     const scratch = this.take(size)
@@ -210,7 +234,9 @@ export class DirectBatches {
     for (let p = 0; p < parts.length; p++) {
       const { shard, keys, from, to } = parts[p]
       const keyBulk = this.keyBulk(shard)
-      if (p === 0 || perShard) {
+      if (!atomic) {
+        replies += to - from + 1 // the marker and each block
+      } else if (p === 0 || perShard) {
         at = MULTI.put(view, at)
         replies += 2 // +OK, and EXEC's reply
       }
@@ -221,73 +247,16 @@ export class DirectBatches {
         at = keyBulk.put(view, GETRANGE.put(view, at))
         at = putBulkNumber(view, buffer, putBulkNumber(view, buffer, at, offset), offset + BLOCK_BYTES - 1)
       }
+      if (!atomic) continue
       replies += to - from + 1 // +QUEUED each
       if (p === parts.length - 1 || perShard) at = EXEC.put(view, at)
     }
     const what = `has on ${this.shards.key(parts[0].shard, 'live')}`
     const reply = await this.request(connection, scratch, at, replies, what)
-    const redirected = this.testBlocks(reply, parts, perShard, batch, out, flagged, withMeta, mask)
+    const start = withMeta ? this.checkMeta(reply.data, reply.start, 'has') : reply.start
+    const redirected = readBlockReplies(this.shards, reply.data, start, parts, perShard, batch, out, flagged, mask, this)
     if (flagged !== undefined) for (const p of redirected) flagged[p] = 1
     await Promise.all(redirected.map((p) => sendBitfield(this.shards, 'live', false, parts[p].shard, batch, parts[p].keys, parts[p].from, parts[p].to, out, false)))
-  }
-
-  /** Reads the replies of {@link readBlocks}; returns the indexes of the parts to send again through the client. */
-  private testBlocks(reply: Replies, parts: Part[], perShard: boolean, batch: PositionBatch, out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean, mask: Uint8Array | undefined): number[] {
-    const { data } = reply
-    const { positions, hashes } = batch
-    const { markerPlain, markerFlagged } = this.shards
-    const redirected: number[] = []
-    // A part redirected is written in full: its mask stays unread (its keys are not "found").
-    let at = withMeta ? this.checkMeta(data, reply.start, 'has') : reply.start
-    for (let first = 0; first < parts.length; ) {
-      const last = perShard ? first + 1 : parts.length
-      const what = () => `has on ${this.shards.key(parts[first].shard, 'live')}`
-      // MULTI's +OK and each command's +QUEUED, or the error that queueing it met.
-      let error: string | undefined
-      let queued = 1
-      for (let p = first; p < last; p++) queued += parts[p].to - parts[p].from + 1
-      for (let i = 0; i < queued; i++) {
-        if (data[at] === 0x2d) error ??= errorText(data, at)
-        at = next(data, at)
-      }
-      if (data[at] !== 0x2a || data[at + 1] === 0x2d) {
-        // EXECABORT (a command was refused) or a nil reply: nothing ran.
-        const text = error ?? (data[at] === 0x2d ? errorText(data, at) : 'transaction aborted')
-        if (!isRedirected(text)) throw storeError(new Error(text), what())
-        for (let p = first; p < last; p++) redirected.push(p)
-        at = next(data, at)
-        first = last
-        continue
-      }
-      at = next(data, at)
-      for (let p = first; p < last; p++) {
-        const { keys, from, to } = parts[p]
-        // The marker: `$4\r\n` and 4 bytes, or fewer bytes for a key that is gone or short.
-        if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what())
-        const length = lineInteger(data, at)
-        at = next(data, at)
-        const isPlain = length === 4 && data[at] === markerPlain[0] && data[at + 1] === markerPlain[1] && data[at + 2] === markerPlain[2] && data[at + 3] === markerPlain[3]
-        const isFlagged = length === 4 && data[at] === markerFlagged[0] && data[at + 1] === markerFlagged[1] && data[at + 2] === markerFlagged[2] && data[at + 3] === markerFlagged[3]
-        if (!isPlain && !isFlagged) throw dataLost(what())
-        if (flagged !== undefined) flagged[p] = isPlain ? 0 : 1
-        at += length + 2
-        for (let k = from; k < to; k++) {
-          if (data[at] === 0x2d) throw storeError(new Error(errorText(data, at)), what())
-          if (lineInteger(data, at) !== BLOCK_BYTES) throw dataLost(what())
-          at = next(data, at)
-          if (mask === undefined) {
-            out[keys[k]] = allBitsInBlock(data, at, positions, hashes, keys[k]) ? 1 : 0
-          } else {
-            out[keys[k]] = markBitsInBlock(data, at, positions, hashes, keys[k], mask) ? 1 : 0
-            this.bitsSeen += hashes
-            for (let p = keys[k] * hashes, end = p + hashes; p < end; p++) this.bitsSet += mask[p]
-          }
-          at += BLOCK_BYTES + 2
-        }
-      }
-      first = last
-    }
-    return redirected
   }
 
   /**
@@ -310,7 +279,8 @@ export class DirectBatches {
     before?: Promise<string | undefined>,
     mask?: Uint8Array,
     partly?: Part[],
-  ): Promise<{ done: Promise<void> }> {
+    guardAfter = false,
+  ): Promise<{ done: Promise<void>; after?: Promise<string | undefined> }> {
     const found = new Uint8Array(batch.size)
     const flagged = new Uint8Array(parts.length)
     await this.readBlocks(connection, batch, parts, found, flagged, withMeta, mask)
@@ -320,12 +290,21 @@ export class DirectBatches {
     const partWrites: Part[] = []
     for (let p = 0; p < parts.length; p++) {
       const { shard, keys, from, to } = parts[p]
+      // Missing keys from the front, keys found present from the back.
       const missing = new Uint32Array(to - from)
       let count = 0
+      let present = missing.length
       for (let k = from; k < to; k++) {
-        if (flagged[p] === 0 && found[keys[k]] === 1) out[keys[k]] = 0
-        else missing[count++] = keys[k]
+        if (flagged[p] === 0 && found[keys[k]] === 1) {
+          out[keys[k]] = 0
+          missing[--present] = keys[k]
+        } else {
+          missing[count++] = keys[k]
+        }
       }
+      // Read without MULTI, a plain marker may be older than the blocks read after it (a rebuild
+      // flagging it in between): if the guard fails, the keys found present are written too.
+      if (mask !== undefined && present < missing.length) partly?.push({ shard, keys: missing, from: present, to: missing.length })
       if (count === 0) continue
       const part = { shard, keys: missing, from: 0, to: count }
       if (ready && flagged[p] === 0) partWrites.push(part)
@@ -333,9 +312,12 @@ export class DirectBatches {
     }
     partly?.push(...partWrites)
     await previous
+    const uncork = guardAfter ? connection.cork() : undefined
     const done = [this.bitfields(connection, true, batch, writes, out, false)]
     if (partWrites.length > 0) done.push(this.bitfields(connection, true, batch, partWrites, out, false, mask))
-    return { done: Promise.all(done).then(() => undefined) }
+    const after = guardAfter ? this.guard(connection) : undefined
+    uncork?.()
+    return { done: Promise.all(done).then(() => undefined), after }
   }
 
   /** `HMGET <meta> state generation` on `connection`: "ready <generation>", or undefined when not ready. */
