@@ -31,10 +31,12 @@ const GETRANGE_BYTES = GETRANGE.length + 2 * 17
 const CHUNK_KEYS = 256
 /**
  * Keys per request of an add sending only missing bits: its read must come back before its write
- * leaves, so each request pair costs both sides a round of writes, wake-ups and reply parsing;
- * measured with 1000-key batches, 1024 beat 256 by ~10 % of the batch's time (benchmarks/README.md).
+ * leaves, so each request pair costs both sides a round of writes, wake-ups and reply parsing,
+ * while fewer, larger chunks leave the client and Redis waiting on each other. With 1000-key
+ * batches, 512 was the best or next to it both on a busy machine (where 256 lost ~10 % of the
+ * batch's time) and on a quieter one (where 1024 lost ~10 %); see benchmarks/README.md.
  */
-const PARTIAL_CHUNK_KEYS = 1024
+const PARTIAL_CHUNK_KEYS = 512
 /** Request buffers kept for reuse, per client (shared by its filters and their layers). */
 const SPARE_BUFFERS = 8
 
