@@ -4,7 +4,7 @@
 // per key on the server instead of a BITFIELD operation per bit, and on the client one Buffer per
 // call instead of one JS value per bit.
 import { createHash } from 'node:crypto'
-import { TEST_BITS, testOrSetKey, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
+import { TEST_BITS, testBitSetBit, testOrSetKey, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
 import type { ShardGenerations } from './generations.js'
 import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS, runScript } from './scripts.js'
 
@@ -86,13 +86,13 @@ export function allBitsInBlock(blocks: Uint8Array, at: number, positions: Uint32
  * the position's index in the batch: an add then sends only the bits still missing.
  */
 export function markBitsInBlock(blocks: Uint8Array, at: number, positions: Uint32Array, hashes: number, key: number, mask: Uint8Array): boolean {
+  const from = key * hashes
+  const base = at - ((positions[from] >>> 9) << 6)
   let all = 1
-  for (let p = key * hashes, end = p + hashes; p < end; p++) {
-    // Bit p of the shard is bit 7 − p % 8 of byte ⌊p / 8⌋ (SETBIT order); its block starts at a multiple of 512 bits.
-    const bit = positions[p] & 511
-    const value = (blocks[at + (bit >>> 3)] >>> (7 - (bit & 7))) & 1
-    mask[p] = value
-    all &= value
+  for (let p = from, end = from + hashes; p < end; p++) {
+    const bit = testBitSetBit(blocks, base, positions[p], TEST_BITS)
+    mask[p] = bit
+    all &= bit
   }
   return all === 1
 }
