@@ -1,12 +1,12 @@
 import { createKeyHasher, shardBitsOf } from '@bloomkit/core/store'
-import { fillPositions } from '@bloomkit/core/spec'
+import { BLOCK_BITS, fillPositions } from '@bloomkit/core/spec'
 import { sizeFilter } from '@bloomkit/core'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 // The workspace's private test launcher, built by `pnpm run build` (benchmarks/tsconfig.json references it).
 import { startRedisCluster, startRedisServer } from '../../test-support/dist/redis-servers.js'
 import { Cluster, Redis } from 'ioredis'
 import { loadavg } from 'node:os'
-import { chunks, cycle, median, medianOpsPerSecond, ratio, sizeLabel, userKeys, type SuiteOptions } from './measure.js'
+import { chunks, cycle, median, medianOpsPerSecond, ratio, sizeLabel, userKeys, xorshift32, type SuiteOptions } from './measure.js'
 import type { Report, Row } from './report.js'
 
 /** Says how far the suite got (set by runRedisBenchmarks). */
@@ -165,6 +165,84 @@ function medianCost(costs: Cost[]): Cost {
   return { opsPerSecond: median(costs.map((c) => c.opsPerSecond)), clientUs: median(costs.map((c) => c.clientUs)), serverUs: median(costs.map((c) => c.serverUs)) }
 }
 
+/** Requests of {@link BATCH} keys of each kind per round of the floor row (after 2 warm-up requests), and its seed. */
+const FLOOR_REQUESTS = 20
+const FLOOR_SEED = 0x25_05
+
+/** Redis CPU per key of the floor's three commands (medians over requests), and the share of bits its block reads found set. */
+interface Floor {
+  readonly allBitsUs: number
+  readonly readUs: number
+  readonly missingUs: number
+  readonly setShare: number
+}
+
+/**
+ * Issue 25 item 5's floor, in raw commands on two copies of a half-full filter's shard (made
+ * afresh each round, so each starts from the same bits and the filter itself is untouched): Redis
+ * CPU per new key for (a) one BITFIELD of `hashes` `SET u1` a key, as a full add sends, (b) a
+ * pipelined GETRANGE of each key's block (no MULTI), (c) one BITFIELD of only the bits (b) found
+ * unset. Blocks, and bits within them, come from a fixed seed: random, as a new key's are. The
+ * three alternate request by request, each between two `INFO cpu`s, so that load from other
+ * processes hits them alike. Whatever a partial add does around (b) and (c), Redis spends at least that.
+ */
+async function measureFloor(redis: Redis, pristine: string, shardBits: number, hashes: number): Promise<Floor> {
+  const [full, partial] = [`${pristine}:full`, `${pristine}:partial`]
+  const next = xorshift32(FLOOR_SEED)
+  const blocks = shardBits / BLOCK_BITS
+  // One request's keys: each key's bit offsets in the shard, all in one random block.
+  const positions = () => {
+    const keys: number[][] = []
+    for (let i = 0; i < BATCH; i++) {
+      const start = (next() % blocks) * BLOCK_BITS
+      keys.push(Array.from({ length: hashes }, () => start + (next() % BLOCK_BITS)))
+    }
+    return keys
+  }
+  const setBits = (key: string, offsets: number[]) => redis.call('BITFIELD', [key, ...offsets.flatMap((offset) => ['SET', 'u1', offset, 1])])
+  const readBlocks = async (keys: number[][]) => {
+    const pipeline = redis.pipeline()
+    for (const [first] of keys) {
+      const byte = (first - (first % BLOCK_BITS)) / 8
+      pipeline.getrangeBuffer(partial, byte, byte + BLOCK_BITS / 8 - 1)
+    }
+    return (await pipeline.exec())!.map(([error, block]) => {
+      if (error) throw error
+      return block as Buffer
+    })
+  }
+  const serverUs = async (body: () => Promise<unknown>) => (await timeCalls(redis, BATCH, 1, body, 0)).serverUs
+  const allBits: number[] = []
+  const read: number[] = []
+  const missing: number[] = []
+  let set = 0
+  let probed = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    progress(`standalone, floor of partial adds: round ${round + 1} of ${ROUNDS}`)
+    for (const copy of [full, partial]) await redis.call('COPY', pristine, copy, 'REPLACE')
+    let last: number[][] = []
+    for (let request = -2; request < FLOOR_REQUESTS; request++) {
+      const keys = (last = positions())
+      const blocksRead: Buffer[] = []
+      const readUs = await serverUs(async () => blocksRead.push(...(await readBlocks(keys))))
+      const unset = keys.flatMap((offsets, key) => offsets.filter((offset) => (blocksRead[key][(offset % BLOCK_BITS) >> 3] & (0x80 >> (offset & 7))) === 0))
+      const missingUs = await serverUs(() => setBits(partial, unset))
+      const allBitsUs = await serverUs(() => setBits(full, positions().flat()))
+      if (request < 0) continue
+      read.push(readUs)
+      missing.push(missingUs)
+      allBits.push(allBitsUs)
+      set += BATCH * hashes - unset.length
+      probed += BATCH * hashes
+    }
+    // The bits found unset were all an add had to set: the last request's bits are all set now.
+    const check = (await redis.call('BITFIELD_RO', [partial, ...last.flat().flatMap((offset) => ['GET', 'u1', offset])])) as number[]
+    if (check.includes(0)) throw new Error('redis floor: a bit its block read found set is unset (the read and BITFIELD disagree on bit order)')
+  }
+  await redis.del(full, partial)
+  return { allBitsUs: median(allBits), readUs: median(read), missingUs: median(missing), setShare: set / probed }
+}
+
 /**
  * `has(id)` from {@link CALLERS} concurrent callers, each awaiting its answer before the next
  * call (as requests in a service): throughput and the latency of each call.
@@ -227,6 +305,9 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   const halfFull = await RedisBloomFilter.create(redis, halfName, { capacity: HALF_FULL_KEYS, errorRate: ERROR_RATE, shards })
   for (const chunk of chunks(KEYS === HALF_FULL_KEYS ? keys : userKeys(0, HALF_FULL_KEYS), CHUNK)) await halfFull.addMany(chunk)
   const halfShare = await bitsSetShare(redis, halfFull)
+  // The floor row's bits: a copy of the first shard as it is now, before the timed calls add to it.
+  const floorSource = redis instanceof Redis ? `${halfName}:floor-source` : undefined
+  if (floorSource !== undefined) await redis.call('COPY', halfFull.keys[1], floorSource, 'REPLACE')
   let fresh = 0
   const newBatch = () => userKeys(KEYS + fresh, KEYS + (fresh += BATCH)).map((key) => `new:${key}`)
   const results = new Map<string, Cost[]>()
@@ -295,6 +376,23 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
     opsPerSecond: halfCost.opsPerSecond,
     notes: `${sizeLabel(HALF_FULL_KEYS)} keys in a filter for ${sizeLabel(HALF_FULL_KEYS)}: ${percent(halfShare)} before the timed calls (the ${small} above: ${percent(fullShare)} after them); ${cpuNote(halfCost)}`,
   })
+  if (floorSource !== undefined && redis instanceof Redis) {
+    const { hashes } = halfFull.parameters
+    const floor = await measureFloor(redis, floorSource, shardBitsOf(halfFull.parameters), hashes)
+    await redis.del(floorSource)
+    const us = (value: number) => `${value.toFixed(2)} µs/key`
+    rows.add({
+      suite: 'redis',
+      task: `floor: Redis CPU per new key, all ${hashes} bits vs block read + missing bits (${sizeLabel(HALF_FULL_KEYS)} filter, half its bits set, ${topology})`,
+      subject: `raw BITFIELD SET u1 / GETRANGE, ${BATCH} keys a request`,
+      batch: BATCH,
+      opsPerSecond: 0,
+      notes:
+        `Redis CPU (INFO cpu): BITFIELD of all ${hashes} bits ${us(floor.allBitsUs)}; block GETRANGEs (pipelined, no MULTI) ${us(floor.readUs)} + BITFIELD of the ${(hashes * (1 - floor.setShare)).toFixed(1)} bits/key found unset ${us(floor.missingUs)}; ` +
+        `${(floor.setShare * 100).toFixed(0)} % of bits found set; best Redis-CPU ratio full/(read + missing) ${ratio(floor.allBitsUs, floor.readUs + floor.missingUs)}, target 1.3×; ` +
+        `medians over ${ROUNDS * FLOOR_REQUESTS} requests of each, alternating, on copies of the shard`,
+    })
+  }
   await halfFull.destroy()
   const naiveSeries = `naive Lua, ${NAIVE_BATCH} keys/call, 1 in flight`
   for (const [inFlight, add, has] of [[1, naiveAdd, naiveHas], [NAIVE_IN_FLIGHT, pipelinedAdd, pipelinedHas]] as const) {
@@ -386,7 +484,7 @@ export async function runRedisBenchmarks(report: Report, { quick }: SuiteOptions
   const scale = quick ? QUICK : FULL
   ;({ keys: KEYS, rounds: ROUNDS, batchCalls: BATCH_CALLS, callsPerCaller: CALLS_PER_CALLER } = scale)
   let step = 0
-  progress = (what) => report.progress(step++, 4 * ROUNDS + 4, what)
+  progress = (what) => report.progress(step++, 5 * ROUNDS + 4, what)
   report.describeChart({
     id: 'redis',
     title: 'Redis: keys per second',
