@@ -1,4 +1,4 @@
-import { createKeyHasher, shardBitsOf } from '@bloomkit/core/store'
+import { createKeyHasher, shardBitsOf, TEST_BITS, testBitSetBit } from '@bloomkit/core/store'
 import { BLOCK_BITS, fillPositions } from '@bloomkit/core/spec'
 import { sizeFilter } from '@bloomkit/core'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
@@ -166,7 +166,7 @@ function medianCost(costs: Cost[]): Cost {
 }
 
 /** Requests of {@link BATCH} keys of each kind per round of the floor row (after 2 warm-up requests), and its seed. */
-const FLOOR_REQUESTS = 20
+const FLOOR_REQUESTS = 40
 const FLOOR_SEED = 0x25_05
 
 /** Redis CPU per key of the floor's three commands (medians over requests), and the share of bits its block reads found set. */
@@ -174,22 +174,32 @@ interface Floor {
   readonly allBitsUs: number
   readonly readUs: number
   readonly missingUs: number
+  /** bloomkit's own `addMany` of new keys in the same alternation (see {@link measureFloor}), as it is and with all k bits (`blockReads: false`). */
+  readonly bloomkitUs: number
+  readonly bloomkitAllBitsUs: number
   readonly setShare: number
 }
 
 /**
- * Issue 25 item 5's floor, in raw commands on two copies of a half-full filter's shard (made
- * afresh each round, so each starts from the same bits and the filter itself is untouched): Redis
+ * Issue 25 item 5's floor, in raw commands on a copy of a half-full filter's shard (made afresh
+ * each round, so each starts from the same bits and the filter itself is untouched): Redis
  * CPU per new key for (a) one BITFIELD of `hashes` `SET u1` a key, as a full add sends, (b) a
  * pipelined GETRANGE of each key's block (no MULTI), (c) one BITFIELD of only the bits (b) found
  * unset. Blocks, and bits within them, come from a fixed seed: random, as a new key's are. The
- * three alternate request by request, each between two `INFO cpu`s, so that load from other
- * processes hits them alike. Whatever a partial add does around (b) and (c), Redis spends at least that.
+ * three alternate request by request with `addMany` of 1000 new keys into `filter`, as it is and
+ * opened with `blockReads: false` (all k bits by BITFIELD, as before partial adds), each between two
+ * `INFO cpu`s, so that load from other processes and the server's state hit them alike (figures
+ * taken minutes apart, as the timed rows', can differ by 2×). Whatever a partial add does around
+ * (b) and (c), Redis spends at least that. `filter` has one shard, whose key `pristine` copies: it
+ * is set back to that copy each round (the timed calls before have added to it; it is destroyed after).
  */
-async function measureFloor(redis: Redis, pristine: string, shardBits: number, hashes: number): Promise<Floor> {
-  const [full, partial] = [`${pristine}:full`, `${pristine}:partial`]
+async function measureFloor(redis: Redis, pristine: string, name: string, filter: RedisBloomFilter): Promise<Floor> {
+  const { hashes } = filter.parameters
+  const allBitsFilter = await RedisBloomFilter.open(redis, name, { blockReads: false, kind: 'fixed' })
+  const copy = `${pristine}:copy`
   const next = xorshift32(FLOOR_SEED)
-  const blocks = shardBits / BLOCK_BITS
+  const blocks = shardBitsOf(filter.parameters) / BLOCK_BITS
+  let fresh = 0
   // One request's keys: each key's bit offsets in the shard, all in one random block.
   const positions = () => {
     const keys: number[][] = []
@@ -199,12 +209,16 @@ async function measureFloor(redis: Redis, pristine: string, shardBits: number, h
     }
     return keys
   }
-  const setBits = (key: string, offsets: number[]) => redis.call('BITFIELD', [key, ...offsets.flatMap((offset) => ['SET', 'u1', offset, 1])])
+  // A BITFIELD setting `offsets`, its arguments made before the clock starts.
+  const setBits = (offsets: number[]) => {
+    const args = [copy, ...offsets.flatMap((offset) => ['SET', 'u1', offset, 1])]
+    return () => redis.call('BITFIELD', args)
+  }
   const readBlocks = async (keys: number[][]) => {
     const pipeline = redis.pipeline()
     for (const [first] of keys) {
       const byte = (first - (first % BLOCK_BITS)) / 8
-      pipeline.getrangeBuffer(partial, byte, byte + BLOCK_BITS / 8 - 1)
+      pipeline.getrangeBuffer(copy, byte, byte + BLOCK_BITS / 8 - 1)
     }
     return (await pipeline.exec())!.map(([error, block]) => {
       if (error) throw error
@@ -215,20 +229,28 @@ async function measureFloor(redis: Redis, pristine: string, shardBits: number, h
   const allBits: number[] = []
   const read: number[] = []
   const missing: number[] = []
+  const bloomkit: number[] = []
+  const bloomkitAllBits: number[] = []
   let set = 0
   let probed = 0
   for (let round = 0; round < ROUNDS; round++) {
     progress(`standalone, floor of partial adds: round ${round + 1} of ${ROUNDS}`)
-    for (const copy of [full, partial]) await redis.call('COPY', pristine, copy, 'REPLACE')
+    for (const key of [copy, filter.keys[1]]) await redis.call('COPY', pristine, key, 'REPLACE')
     let last: number[][] = []
     for (let request = -2; request < FLOOR_REQUESTS; request++) {
       const keys = (last = positions())
       const blocksRead: Buffer[] = []
       const readUs = await serverUs(async () => blocksRead.push(...(await readBlocks(keys))))
-      const unset = keys.flatMap((offsets, key) => offsets.filter((offset) => (blocksRead[key][(offset % BLOCK_BITS) >> 3] & (0x80 >> (offset & 7))) === 0))
-      const missingUs = await serverUs(() => setBits(partial, unset))
-      const allBitsUs = await serverUs(() => setBits(full, positions().flat()))
+      const unset = keys.flatMap((offsets, key) => offsets.filter((offset) => testBitSetBit(blocksRead[key], 0, offset % BLOCK_BITS, TEST_BITS) === 0))
+      const missingUs = await serverUs(setBits(unset))
+      const allBitsUs = await serverUs(setBits(positions().flat()))
+      const newKeys = userKeys(fresh, (fresh += BATCH)).map((key) => `floor:${key}`)
+      const bloomkitUs = await serverUs(() => filter.addMany(newKeys))
+      const moreKeys = userKeys(fresh, (fresh += BATCH)).map((key) => `floor:${key}`)
+      const bloomkitAllBitsUs = await serverUs(() => allBitsFilter.addMany(moreKeys))
       if (request < 0) continue
+      bloomkit.push(bloomkitUs)
+      bloomkitAllBits.push(bloomkitAllBitsUs)
       read.push(readUs)
       missing.push(missingUs)
       allBits.push(allBitsUs)
@@ -236,11 +258,12 @@ async function measureFloor(redis: Redis, pristine: string, shardBits: number, h
       probed += BATCH * hashes
     }
     // The bits found unset were all an add had to set: the last request's bits are all set now.
-    const check = (await redis.call('BITFIELD_RO', [partial, ...last.flat().flatMap((offset) => ['GET', 'u1', offset])])) as number[]
+    const check = (await redis.call('BITFIELD_RO', [copy, ...last.flat().flatMap((offset) => ['GET', 'u1', offset])])) as number[]
     if (check.includes(0)) throw new Error('redis floor: a bit its block read found set is unset (the read and BITFIELD disagree on bit order)')
   }
-  await redis.del(full, partial)
-  return { allBitsUs: median(allBits), readUs: median(read), missingUs: median(missing), setShare: set / probed }
+  await allBitsFilter.close()
+  await redis.del(copy)
+  return { allBitsUs: median(allBits), readUs: median(read), missingUs: median(missing), bloomkitUs: median(bloomkit), bloomkitAllBitsUs: median(bloomkitAllBits), setShare: set / probed }
 }
 
 /**
@@ -306,7 +329,7 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   for (const chunk of chunks(KEYS === HALF_FULL_KEYS ? keys : userKeys(0, HALF_FULL_KEYS), CHUNK)) await halfFull.addMany(chunk)
   const halfShare = await bitsSetShare(redis, halfFull)
   // The floor row's bits: a copy of the first shard as it is now, before the timed calls add to it.
-  const floorSource = redis instanceof Redis ? `${halfName}:floor-source` : undefined
+  const floorSource = redis instanceof Redis && halfFull.parameters.shards === 1 ? `${halfName}:floor-source` : undefined
   if (floorSource !== undefined) await redis.call('COPY', halfFull.keys[1], floorSource, 'REPLACE')
   let fresh = 0
   const newBatch = () => userKeys(KEYS + fresh, KEYS + (fresh += BATCH)).map((key) => `new:${key}`)
@@ -378,7 +401,7 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
   })
   if (floorSource !== undefined && redis instanceof Redis) {
     const { hashes } = halfFull.parameters
-    const floor = await measureFloor(redis, floorSource, shardBitsOf(halfFull.parameters), hashes)
+    const floor = await measureFloor(redis, floorSource, halfName, halfFull)
     await redis.del(floorSource)
     const us = (value: number) => `${value.toFixed(2)} µs/key`
     rows.add({
@@ -390,7 +413,8 @@ async function measureRealistic(rows: Rows, redis: RedisClient, topology: string
       notes:
         `Redis CPU (INFO cpu): BITFIELD of all ${hashes} bits ${us(floor.allBitsUs)}; block GETRANGEs (pipelined, no MULTI) ${us(floor.readUs)} + BITFIELD of the ${(hashes * (1 - floor.setShare)).toFixed(1)} bits/key found unset ${us(floor.missingUs)}; ` +
         `${(floor.setShare * 100).toFixed(0)} % of bits found set; best Redis-CPU ratio full/(read + missing) ${ratio(floor.allBitsUs, floor.readUs + floor.missingUs)}, target 1.3×; ` +
-        `medians over ${ROUNDS * FLOOR_REQUESTS} requests of each, alternating, on copies of the shard`,
+        `bloomkit's addMany of new keys in the same alternation: all ${hashes} bits (blockReads: false) ${us(floor.bloomkitAllBitsUs)}, missing bits (default) ${us(floor.bloomkitUs)}, ${ratio(floor.bloomkitAllBitsUs, floor.bloomkitUs)} less; ` +
+        `medians over ${ROUNDS * FLOOR_REQUESTS} requests of each, alternating, on a copy of the shard`,
     })
   }
   await halfFull.destroy()
