@@ -1,5 +1,7 @@
 import { snapshotChunks, type SnapshotSource } from './chunks.js'
-import { snapshotVersionOf } from './layered-snapshot.js'
+import { BloomError } from './errors.js'
+import { LAYERED_SNAPSHOT_VERSION, snapshotVersionOf } from './layered-snapshot.js'
+import { COUNTING_SNAPSHOT_VERSION } from './snapshot.js'
 
 // One home for what an `open`/`import` that takes any kind of snapshot needs before it knows the
 // kind: LevelDB and Redis both read the version first, then hand a layered snapshot over whole.
@@ -26,6 +28,24 @@ export async function peekVersion(snapshot: SnapshotSource): Promise<{ version: 
     yield* chunks
   }
   return { version: snapshotVersionOf(joined), source: rest() }
+}
+
+/**
+ * {@link peekVersion}, then the kind of filter the snapshot holds: `'layered'` (version 2),
+ * `'counting'` (version 3), else `'fixed'` (an unknown version or a damaged start is left to the
+ * fixed import, which names what is wrong). With `asked`, another kind is `BLOOM_INCOMPATIBLE`
+ * before anything is written: what `import` of any kind (LevelDB, Redis) decides first.
+ */
+export async function peekKind(
+  snapshot: SnapshotSource,
+  asked: 'fixed' | 'layered' | 'counting' | undefined,
+): Promise<{ kind: 'fixed' | 'layered' | 'counting'; source: SnapshotSource }> {
+  const { version, source } = await peekVersion(snapshot)
+  const kind = version === LAYERED_SNAPSHOT_VERSION ? 'layered' : version === COUNTING_SNAPSHOT_VERSION ? 'counting' : 'fixed'
+  if (asked !== undefined && version !== undefined && kind !== asked) {
+    throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is a ${kind} filter's (format version ${version}), not a ${asked} one (kind: '${asked}' was asked for)`)
+  }
+  return { kind, source }
 }
 
 /** Every chunk of `source` in one array (a layered snapshot is decoded whole). */

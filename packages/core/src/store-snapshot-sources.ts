@@ -3,4 +3,4 @@
  * version looked at first. Grouped under `snapshotSources` in `@bloomkit/core/store`.
  */
 export { snapshotChunks } from './chunks.js'
-export { peekVersion, wholeSnapshot } from './snapshot-source.js'
+export { peekKind, peekVersion, wholeSnapshot } from './snapshot-source.js'

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, earlierSizeFilter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotFormat, snapshotSources } from '@bloomkit/core/store'
+import { createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
 import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
 import { holdsLayered } from './level-layers.js'
 import { type SnapshotSource } from './import.js'
@@ -9,9 +9,7 @@ import { LevelBitStore } from './level-bit-store.js'
 import { COUNTING_META_KEY } from './level-counter-store.js'
 import { checkLevelOptionNames, type LevelCreateStoreOptions } from './options.js'
 
-const { LAYERED_SNAPSHOT_VERSION } = layeredFormat
-const { COUNTING_SNAPSHOT_VERSION } = snapshotFormat
-const { peekVersion, wholeSnapshot } = snapshotSources
+const { peekKind, wholeSnapshot } = snapshotSources
 
 /** Options of {@link LevelBloomFilter.create}: sizing (core's `SizingOptions`) plus the store's. */
 export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}
@@ -136,11 +134,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
     checkLevelOptionNames('LevelBloomFilter.import', options)
     const kind = checkKind(options.kind)
-    const { version, source } = await peekVersion(snapshot)
-    const found = version === LAYERED_SNAPSHOT_VERSION ? 'layered' : version === COUNTING_SNAPSHOT_VERSION ? 'counting' : 'fixed'
-    if (kind !== undefined && version !== undefined && found !== kind) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is a ${found} filter's (format version ${version}), not a ${kind} one (kind: '${kind}' was asked for)`)
-    }
+    const { kind: found, source } = await peekKind(snapshot, kind)
     if (found === 'layered') return LayeredLevelFilter.import(location, await wholeSnapshot(source), options)
     if (found === 'counting') return CountingLevelFilter.import(location, source)
     return LevelBloomFilter.over(await LevelBitStore.import(location, source, options))

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, layeredFormat, newFilterParameters, snapshotFormat, snapshotSources } from '@bloomkit/core/store'
+import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
@@ -27,9 +27,7 @@ import { leftoverKeys } from './resize.js'
 import { RedisBitStore } from './redis-bit-store.js'
 import { RedisCountingFilter } from './redis-counting-filter.js'
 
-const { LAYERED_SNAPSHOT_VERSION } = layeredFormat
-const { COUNTING_SNAPSHOT_VERSION } = snapshotFormat
-const { peekVersion, wholeSnapshot } = snapshotSources
+const { peekKind, wholeSnapshot } = snapshotSources
 
 /** Which kind of filter `open` or `import` must find: a fixed one (`RedisBloomFilter`), a layered one (`LayeredRedisFilter`) or a counting one (`RedisCountingFilter`). */
 export type RedisFilterKind = 'fixed' | 'layered' | 'counting'
@@ -229,11 +227,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkName(name)
     checkOptions(options)
     const kind = checkKind(options.kind)
-    const { version, source } = await peekVersion(snapshot)
-    const found = version === LAYERED_SNAPSHOT_VERSION ? 'layered' : version === COUNTING_SNAPSHOT_VERSION ? 'counting' : 'fixed'
-    if (kind !== undefined && version !== undefined && found !== kind) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', `import: the snapshot is a ${found} filter's (format version ${version}), not a ${kind} one (kind: '${kind}' was asked for)`)
-    }
+    const { kind: found, source } = await peekKind(snapshot, kind)
     if (found === 'layered') return LayeredRedisFilter.import(client, name, await wholeSnapshot(source), options)
     if (found === 'counting') return RedisCountingFilter.import(client, name, source, options)
     return RedisBloomFilter.over(await importSnapshot(client, name, source, options), options)
