@@ -3,7 +3,7 @@ import { BloomFilter, sizeFilter } from '@bloomkit/core'
 import { createKeyHasher, snapshotSources } from '@bloomkit/core/store'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
 
-const { peekKind } = snapshotSources
+const { peekKind, wholeSnapshot } = snapshotSources
 
 /** A fixed filter's snapshot with its format version (bytes 4–5) set to `version`: all peekKind reads is the header's start. */
 async function snapshotOfVersion(version: number): Promise<Uint8Array> {
@@ -20,10 +20,6 @@ async function* inChunks(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   for (let at = 0; at < bytes.length; at += 3) yield bytes.subarray(at, at + 3)
 }
 
-async function collect(source: Uint8Array | AsyncIterable<Uint8Array>): Promise<Uint8Array> {
-  return snapshotSources.wholeSnapshot(source)
-}
-
 describe('peekKind: the kind a snapshot holds, told before an import writes anything', () => {
   test.each([
     [1, 'fixed'],
@@ -35,7 +31,7 @@ describe('peekKind: the kind a snapshot holds, told before an import writes anyt
     for (const snapshot of [bytes, inChunks(bytes)]) {
       const peeked = await peekKind(snapshot, undefined)
       expect(peeked.kind).toBe(kind)
-      expect(Buffer.from(await collect(peeked.source)).equals(Buffer.from(bytes))).toBe(true)
+      expect(Buffer.from(await wholeSnapshot(peeked.source)).equals(Buffer.from(bytes))).toBe(true)
     }
   })
 
