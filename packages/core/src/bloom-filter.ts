@@ -2,6 +2,7 @@ import type { BitStore, Outcome } from './bit-store.js'
 import { shardRanges } from './chunks.js'
 import { crc32 } from './crc32.js'
 import { BloomError, checkKeys, closedError, mixedKindsError, noJsonForm } from './errors.js'
+import { INSPECT, inspectHidingSeed, type Inspect } from './hidden-seed.js'
 import { invalidKeyError, type BloomKey, type KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
@@ -82,13 +83,9 @@ export class BloomFilter<Sync extends boolean = boolean> {
     return 0
   }
 
-  /**
-   * What `util.inspect` and `console.log` show: the class and the parameters with the seed hidden
-   * (it is the key of the keyed hashing; logs are read by more people than the filter).
-   */
-  [Symbol.for('nodejs.util.inspect.custom')](_depth: number, options: object, inspect: (value: unknown, options: object) => string): string {
-    const { seed: _seed, ...shown } = this.parameters
-    return `${this.constructor.name} ${inspect({ ...shown, seed: '<hidden>', closed: this.closed }, options)}`
+  /** What `util.inspect` and `console.log` show: the class and the parameters, with the seed hidden ({@link inspectHidingSeed}). */
+  [INSPECT](_depth: number, options: object, inspect: Inspect): string {
+    return inspectHidingSeed(this, this.parameters, { closed: this.closed }, options, inspect)
   }
 
   /** Whether methods return plain values (true) or Promises. */

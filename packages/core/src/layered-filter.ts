@@ -2,21 +2,12 @@ import { answerEach } from './answer-each.js'
 import type { Outcome } from './bit-store.js'
 import { BloomFilter } from './bloom-filter.js'
 import { BloomError, noJsonForm } from './errors.js'
+import { INSPECT, inspectHidingSeed, type Inspect } from './hidden-seed.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
 import { keyBatches, layerBatch } from './layered-batch.js'
 import { encodeLayeredSnapshot } from './layered-snapshot.js'
 import type { LayeredFilterOptions, LayerStorage, StoredLayer } from './layer-storage.js'
-import {
-  compoundErrorRate,
-  layerCapacity,
-  layeredMergeRefused,
-  layerErrorRate,
-  modelRate,
-  layerParameters,
-  windowOf,
-  type LayerInfo,
-  type LayerPolicy,
-} from './layer-policy.js'
+import { compoundErrorRate, layerCapacity, layeredMergeRefused, layerErrorRate, modelRate, layerParameters, windowOf, type LayerInfo, type LayerPolicy } from './layer-policy.js'
 import { checkClock, foundIn, probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
 import { TickBatch } from './tick-batch.js'
 
@@ -64,7 +55,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
    * @param hasher Hashes keys with `policy.seed` (from `createKeyHasher(policy.seed)`).
    */
   constructor(policy: LayerPolicy, storage: LayerStorage<Sync>, hasher: KeyHasher, options: LayeredFilterOptions = {}) {
-    if (hasher.seedA !== policy.seed) throw new BloomError('BLOOM_INCOMPATIBLE', `hasher seed ${hasher.seedA} differs from the policy's seed ${policy.seed}`)
+    if (hasher.seedA !== policy.seed) throw new BloomError('BLOOM_INCOMPATIBLE', "the hasher's seed differs from the policy's")
     this.policy = policy
     this.storage = storage
     this.sync = storage.sync
@@ -196,6 +187,11 @@ export class LayeredFilter<Sync extends boolean = boolean> {
         if (!self.rotating) yield* self.writable()
       })(this),
     )
+  }
+
+  /** What `util.inspect` and `console.log` show: the class and the policy, with the seed hidden as a fixed filter's ({@link inspectHidingSeed}). */
+  [INSPECT](_depth: number, options: object, inspect: Inspect): string {
+    return inspectHidingSeed(this, this.policy, { closed: this.closed }, options, inspect)
   }
 
   /** Throws a TypeError: a filter has no JSON form; use {@link export} (see `noJsonForm` in core). */

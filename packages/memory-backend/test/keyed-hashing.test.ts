@@ -2,6 +2,8 @@ import { describe, expect, test } from 'vitest'
 import { sizeFilter } from '@bloomkit/core'
 import { adoptsStored, KeyHasher, newFilterParameters, randomSeed } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
+import { expectSeedHidden } from '../../../test-support/hidden-seed.js'
 
 describe('keyed hashing by default', () => {
   test('a filter created without a seed gets a random, non-zero secret seed, kept in its snapshot', async () => {
@@ -90,5 +92,19 @@ describe('keyed hashing by default', () => {
     secret.addMany(users)
     secret.addMany(crafted)
     expect(secret.has(victim)).toBe(false)
+  })
+})
+
+describe('layered filters hide their seed from logs, as fixed ones do', () => {
+  test.each([
+    ['scalable', { growth: 2 }],
+    ['rotating', { window: { seconds: 60, keep: 3 } }],
+  ] as const)('%s: util.inspect shows the class and the policy with seed <hidden>', async (kind, layered) => {
+    const seed = 2_718_281_828
+    const filter = await LayeredMemoryFilter.create({ capacity: 100, errorRate: 0.01, seed, ...layered })
+    filter.addMany(['user:1', 'user:2'])
+    expect(expectSeedHidden(filter, seed)).toMatch(new RegExp(`^LayeredMemoryFilter \\{\\s+kind: '${kind}',[^]*seed: '<hidden>',[^]*closed: false\\s+\\}$`))
+    expect(filter.policy.seed).toBe(seed)
+    expectSeedHidden(await MemoryBloomFilter.create({ capacity: 100, errorRate: 0.01, seed }), seed)
   })
 })

@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { expectSeedHidden } from '../../../test-support/hidden-seed.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -26,4 +27,17 @@ test.each([
   const fixed = await RedisBloomFilter.create(client, uniqueName('keyed'), { capacity: 1000, errorRate: 0.01, seed: 0 })
   expect(fixed.parameters.seed).toBe(0)
   await Promise.all([racers[0].destroy(), other.destroy(), fixed.destroy()])
+})
+
+test.each([
+  ['scalable', { growth: 2 }],
+  ['rotating', { window: { seconds: 60, keep: 3 } }],
+] as const)('a %s layered filter hides its seed from util.inspect (console.log), as a fixed one does', async (kind, layered) => {
+  const seed = 2_718_281_828
+  const filter = await RedisBloomFilter.create(redis, uniqueName('keyed'), { capacity: 100, errorRate: 0.01, seed, ...layered })
+  await filter.addMany(['user:1', 'user:2'])
+  expect(expectSeedHidden(filter, seed)).toMatch(new RegExp(`^LayeredRedisFilter \\{\\s+kind: '${kind}',[^]*seed: '<hidden>',[^]*closed: false\\s+\\}$`))
+  const fixed = await RedisBloomFilter.create(redis, uniqueName('keyed'), { capacity: 100, errorRate: 0.01, seed })
+  expectSeedHidden(fixed, seed)
+  await Promise.all([filter.destroy(), fixed.destroy()])
 })
