@@ -193,6 +193,29 @@ describe('counting filters in LevelDB and Redis through the CLI', () => {
     if (nameFlag.length > 0) await runCli(['delete', target, ...named, '--yes'])
   })
 
+  test('build --counting into Redis makes the shards RedisCountingFilter.create makes (each string ≤ 4 MiB), and size --counting says so', async () => {
+    // 4M keys at 1 %: the library's 5 shards of 3.97 MB, not the plain filter's 2 (then 9.9 MB of counters each).
+    const big = ['--capacity', '4000000', '--error-rate', '0.01']
+    const name = fresh()
+    const built = await runCli(['build', at('removed.txt'), '--out', redisUrl, '--name', name, '--counting', ...big, '--seed', '7', '--json'])
+    expect(built.code).toBe(0)
+    const library = await RedisCountingFilter.create(redis, fresh(), { capacity: 4_000_000, errorRate: 0.01, seed: 7 })
+    expect(library.parameters.shards).toBe(5)
+    const onRedis = await RedisCountingFilter.open(redis, name)
+    expect(onRedis.parameters).toEqual(library.parameters)
+    for (const key of onRedis.keys.slice(1)) expect(Number(await redis.strlen(key))).toBeLessThanOrEqual(4 << 20)
+    expect(await onRedis.hasMany(removed)).not.toContain(false)
+    const sized = JSON.parse((await runCli(['size', ...big, '--counting', '--json'])).stdout)
+    expect(sized).toMatchObject({ counting: true, counterBits: 4 })
+    const blocked = sized.layouts.find((row: { layout: string }) => row.layout === 'blocked')
+    expect(blocked.redis.parameters).toEqual({ ...library.parameters, seed: 0 })
+    expect(blocked.bytes).toBe(blocked.parameters.bits / 2)
+    const text = (await runCli(['size', ...big, '--counting'])).stdout
+    expect(text).toMatch(/counting filter: 4-bit counters/)
+    expect(text).toMatch(/blocked \(default\) .* 5 × 3\.8 MiB +6\n/)
+    await Promise.all([onRedis.destroy(), library.destroy()])
+  })
+
   test('remove on Redis stops at SIGINT: exit 130, says how many keys it removed, and the keys after the signal stay', async () => {
     const name = fresh()
     await runCli(['build', at('added.txt'), '--out', redisUrl, '--name', name, '--counting', ...sizing])

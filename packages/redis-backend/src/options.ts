@@ -264,6 +264,8 @@ export function checkRedisParameters(parameters: FilterParametersInput, counterB
  * The parameters `RedisBloomFilter.create` picks for these options (to size a filter before creating
  * it, or to build one elsewhere with the same layout): without `shards`, as many as keep each at
  * most {@link DEFAULT_SHARD_BITS}.
+ * @param counterBits Bits per position: 0 for a plain filter, 4 for a counting one (what
+ *   `RedisCountingFilter.create` sizes with: each shard string holds that many bits per position).
  * @throws BloomError `BLOOM_INVALID_PARAMETER` as core's `sizeFilter`.
  */
 export function sizeRedisFilter(options: SizingOptions, counterBits = 0, size: (options: SizingOptions) => FilterParameters = sizeFilter): FilterParameters {

@@ -193,7 +193,7 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
  * replaced. With `--replace`, also the replaced filter's estimated key count (for the shrink check).
  */
 async function chooseParameters(target: Target, options: BuildOptions): Promise<{ parameters: FilterParameters; replacedCount?: number }> {
-  const fromFlags = await parametersFromFlags(options, target.kind === 'redis')
+  const fromFlags = await parametersFromFlags(options, { redis: target.kind === 'redis' })
   // A replaced filter keeps its seed unless --seed names another (and a Redis rebuild needs it).
   let stored: StoredFilter | undefined
   if (options.replace === true) {

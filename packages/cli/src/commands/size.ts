@@ -4,15 +4,17 @@ import { CliError } from '../errors.js'
 import { integer, probability } from '../flags.js'
 import { redisBackend } from '../backends.js'
 import { formatBytes } from '../progress.js'
+import { counterBitsOf } from '../sizing.js'
 
 interface SizeRow {
   readonly layout: BitLayout
   /** Parameters for a file, a LevelDB folder or memory (fewest shards). */
   readonly parameters: FilterParameters
+  /** Bytes of bits (a counting filter: of 4-bit counters, 4× as many). */
   readonly bytes: number
   /** The expected false-positive rate at capacity for these parameters (core's `estimateErrorRate`); at most the rate asked. */
   readonly expectedErrorRate: number
-  /** Parameters `RedisBloomFilter.create` (and `bloomkit build` into Redis) picks: shards of at most 4 MiB. */
+  /** Parameters `RedisBloomFilter.create` (and `bloomkit build` into Redis) picks: shard strings of at most 4 MiB. */
   readonly redis: { readonly parameters: FilterParameters; readonly keys: number }
 }
 
@@ -23,6 +25,7 @@ export const sizeCommand = new Command('size')
   .option('--capacity <keys>', '(required) keys the filter must hold', integer(1, Number.MAX_SAFE_INTEGER))
   .option('--error-rate <p>', '(required) false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
   .option('--shards <count>', 'split the bits into this many shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
+  .option('--counting', 'a counting filter (build --counting): 4-bit counters, 4× the bytes, and on Redis as many more shards')
   .option('--json', 'print JSON')
   .addHelpText(
     'after',
@@ -30,27 +33,33 @@ export const sizeCommand = new Command('size')
 Examples:
   $ bloomkit size --capacity 100000000 --error-rate 0.01
   $ bloomkit size --capacity 1e9 --error-rate 0.1% --json
-  $ bloomkit size --capacity 5_000_000 --error-rate 0.001 --shards 16`,
+  $ bloomkit size --capacity 5_000_000 --error-rate 0.001 --shards 16
+  $ bloomkit size --capacity 4e6 --error-rate 0.01 --counting`,
   )
-  .action(async (flags: { capacity?: number; errorRate?: number; shards?: number; json?: boolean }) => {
+  .action(async (flags: { capacity?: number; errorRate?: number; shards?: number; counting?: boolean; json?: boolean }) => {
     if (flags.capacity === undefined) throw new CliError('CLI_USAGE', 'size needs --capacity <keys>')
     if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', 'size needs --error-rate <p>')
     // The Redis columns follow the Redis backend's sizing rule, so this command loads it (not `size --help`).
     const { sizeRedisFilter } = await redisBackend()
     const options = { ...flags, capacity: flags.capacity, errorRate: flags.errorRate }
+    // The library's own sizing for the kind: RedisCountingFilter.create sizes with the counter width too.
+    const counterBits = counterBitsOf(options.counting)
+    const width = Math.max(1, counterBits)
     const rows: SizeRow[] = (['blocked', 'classic'] as const).map((layout) => {
       const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }
       const parameters = sizeFilter(sizing)
-      const redis = sizeRedisFilter(sizing)
+      const redis = sizeRedisFilter(sizing, counterBits)
       const expectedErrorRate = estimateErrorRate({ ...parameters, items: options.capacity })
-      return { layout, parameters, bytes: parameters.bits / 8, expectedErrorRate, redis: { parameters: redis, keys: redis.shards + 1 } }
+      return { layout, parameters, bytes: (parameters.bits / 8) * width, expectedErrorRate, redis: { parameters: redis, keys: redis.shards + 1 } }
     })
     if (options.json === true) {
-      console.log(JSON.stringify({ capacity: options.capacity, errorRate: options.errorRate, layouts: rows }, null, 2))
+      const kind = counterBits === 0 ? {} : { counting: true, counterBits }
+      console.log(JSON.stringify({ capacity: options.capacity, errorRate: options.errorRate, ...kind, layouts: rows }, null, 2))
       return
     }
     const defaultLayout = sizeFilter({ capacity: options.capacity, errorRate: options.errorRate }).layout
-    console.log(`${options.capacity.toLocaleString('en-US')} keys at an error rate of ${options.errorRate}:`)
+    const kind = counterBits === 0 ? '' : ` (counting filter: ${counterBits}-bit counters)`
+    console.log(`${options.capacity.toLocaleString('en-US')} keys at an error rate of ${options.errorRate}${kind}:`)
     const table = [
       ['layout', 'bits', 'memory', 'hashes', 'shards', 'expected rate', 'Redis shards', 'Redis keys'],
       ...rows.map((row) => [
@@ -60,7 +69,7 @@ Examples:
         String(row.parameters.hashes),
         String(row.parameters.shards),
         row.expectedErrorRate.toPrecision(3),
-        `${row.redis.parameters.shards} × ${formatBytes(row.redis.parameters.bits / row.redis.parameters.shards / 8)}`,
+        `${row.redis.parameters.shards} × ${formatBytes((row.redis.parameters.bits / row.redis.parameters.shards / 8) * width)}`,
         String(row.redis.keys),
       ]),
     ]
