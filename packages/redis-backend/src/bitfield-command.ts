@@ -4,7 +4,7 @@ import { Command } from 'ioredis'
 import { dataLost } from './errors.js'
 import type { Generation, ShardGenerations } from './generations.js'
 import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
-import { DISCARD_UNMARKED } from './scripts.js'
+import { DISCARD_UNMARKED, SET_LIVE_AND_NEXT } from './scripts.js'
 
 /**
  * An ioredis command whose RESP bytes are written by us, in one buffer, rather than by ioredis
@@ -174,7 +174,30 @@ export async function copyToNext(shards: ShardGenerations, shard: number, batch:
   } catch (error) {
     if (!(error instanceof BloomError && error.code === 'BLOOM_DATA_LOST')) throw error
     // The next generation is gone: swapped in since (so "live" is it now) or abandoned.
-    await sendBitfield(shards, 'live', true, shard, batch, keys, from, to, ignored, false)
+    await setLiveAndNext(shards, shard, batch, keys, from, to)
+  }
+}
+
+/** Bit positions per script call of {@link setLiveAndNext} (whole keys only: a key's positions never span two calls). */
+const POSITIONS_PER_SCRIPT = 8192
+
+/**
+ * Writes keys `keys[from … to − 1]` into the live key once more, and should a new rebuild have
+ * flagged it meanwhile, into that rebuild's next key in the same step: a live write alone would
+ * vanish at its swap (docs/SPEC.md 9.5).
+ */
+async function setLiveAndNext(shards: ShardGenerations, shard: number, batch: PositionBatch, keys: Uint32Array, from: number, to: number): Promise<void> {
+  const { client, shardBytes, markerPlain, markerFlagged } = shards
+  const keysPerCall = Math.max(1, Math.floor(POSITIONS_PER_SCRIPT / batch.hashes))
+  const live = shards.key(shard, 'live')
+  const what = `add on ${live}`
+  for (let start = from; start < to; start += keysPerCall) {
+    const positions: number[] = []
+    for (let k = start; k < Math.min(to, start + keysPerCall); k++) {
+      for (let h = 0, at = keys[k] * batch.hashes; h < batch.hashes; h++) positions.push(batch.positions[at + h])
+    }
+    const written = await shards.call(client.eval(SET_LIVE_AND_NEXT, 2, live, shards.key(shard, 'next'), shardBytes, markerPlain, markerFlagged, ...positions), what)
+    if (Number(written) !== 1) throw dataLost(what)
   }
 }
 

@@ -63,6 +63,8 @@ export class ShardGenerations {
   readonly markerFlagged: Buffer
   /** The meta's checked fields as this instance knows them. */
   private readonly metaValues: string[]
+  /** Whether a live key may carry the flagged marker: not a counting filter's, which no rebuild flags (docs/SPEC.md 9.11). */
+  private readonly flagAccepted: boolean
 
   /**
    * @param counterBits 4 for a counting filter, whose shard strings hold a 4-bit counter per
@@ -79,6 +81,7 @@ export class ShardGenerations {
     this.markerPlain = markerBytes(this.marker)
     this.markerFlagged = markerBytes(this.marker + 1)
     this.metaValues = checkedValues(parameters, epoch)
+    this.flagAccepted = counterBits === 0
   }
 
   /**
@@ -121,7 +124,8 @@ export class ShardGenerations {
 
   /**
    * Checks shard 0 against the meta, as `open` does (docs/SPEC.md 9.4, open step 6): a key with an
-   * accepted marker where the meta puts it is fine, and a missing one is left to the calls; a key
+   * accepted marker where the meta puts it (the plain one, or the flagged one unless it is a
+   * counting filter's, 9.11) is fine, and a missing one is left to the calls; a key
    * that instead ends in this filter's marker means the meta's size was edited (even with the
    * `check` field edited to match); anything else is a lost shard, as every call would say.
    * @throws BloomError `BLOOM_CORRUPT_STORE` (the meta disagrees with its shards) or
@@ -137,7 +141,7 @@ export class ShardGenerations {
       this.call(this.client.getrangeBuffer(key, -4, -1), what),
     ])
     const length = Number(strlen)
-    const accepted = (marker: Buffer) => marker.length === 4 && (marker.equals(this.markerPlain) || marker.equals(this.markerFlagged))
+    const accepted = (marker: Buffer) => marker.length === 4 && (marker.equals(this.markerPlain) || (this.flagAccepted && marker.equals(this.markerFlagged)))
     // Every call checks the marker where the meta puts it, and so does open.
     if (length === 0 || accepted(atMarker)) return
     if (accepted(last)) {

@@ -2,6 +2,7 @@ import { BloomError, type LayeredOptions } from '@bloomkit/core'
 import { type LayerEntry, type LayerPolicy, hashSchemes, layerPolicies } from '@bloomkit/core/store'
 import { CORRUPT_REPLY } from './errors.js'
 import { metaCheck, STORE_FORMAT } from './meta.js'
+import { badField, isCanonicalInteger, storedDouble, storedInteger } from './stored-numbers.js'
 
 const { HASH_SCHEMES, layoutOfScheme } = hashSchemes
 const { checkPolicyKind, layerPolicyOf } = layerPolicies
@@ -81,7 +82,8 @@ local function reseal(key) redis.call('HSET', key, 'check', checkOf(key)) end
 
 /**
  * Appends a layer unless the list changed since the caller read it (racing growers: one wins, the
- * others get the new list back). Drops entries of windows below ARGV[3] (rotating) with their counts.
+ * others get the new list back). Drops entries of windows below ARGV[3] (rotating) with their
+ * count and ready fields.
  * Refuses a meta whose `check` does not match (`BLOOMKIT_CORRUPT_STORE`), and keeps it matching.
  * KEYS[1] meta; ARGV: expected version, the new entry's window/index/capacity ('' for none), min window, meta TTL ms.
  * Returns {version, layers, the new layer's id or ''}.
@@ -96,7 +98,7 @@ local kept = {}
 local minWindow = tonumber(ARGV[3])
 for entry in string.gmatch(redis.call('HGET', KEYS[1], 'layers'), '[^,]+') do
   local id, window = string.match(entry, '^(%d+)/(%d+)/')
-  if tonumber(window) >= minWindow then table.insert(kept, entry) else redis.call('HDEL', KEYS[1], 'count:' .. id) end
+  if tonumber(window) >= minWindow then table.insert(kept, entry) else redis.call('HDEL', KEYS[1], 'count:' .. id, 'ready:' .. id) end
 end
 local id = ''
 if ARGV[2] ~= '' then
@@ -151,15 +153,25 @@ export function entryText(entry: LayerEntry): string {
   return `${entry.id}/${entry.window}/${entry.index}/${entry.capacity}`
 }
 
-/** The `layers` field of a layered meta, read as entries (docs/SPEC.md 9.8). */
+/**
+ * The `layers` field of a layered meta, read as entries (docs/SPEC.md 9.8): each entry four
+ * canonical decimals `id/window/index/capacity`, id and capacity at least 1, no id twice.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a list no writer could have made: it would send
+ *   checks to the wrong layers, or none.
+ */
 export function parseEntries(text: string): LayerEntry[] {
   if (text === '') return []
+  const ids = new Set<number>()
   return text.split(',').map((entry) => {
-    // A list no writer could have made would send checks to the wrong layers, or none.
-    if (!/^\d{1,15}\/\d{1,15}\/\d{1,15}\/\d{1,16}$/.test(entry)) {
-      throw new BloomError('BLOOM_CORRUPT_STORE', `a layered filter's meta lists a layer ${JSON.stringify(entry)}, not id/window/index/capacity (docs/SPEC.md 9.8)`)
+    const parts = entry.split('/')
+    const [id, window, index, capacity] = parts.map(Number)
+    if (parts.length !== 4 || !parts.every(isCanonicalInteger) || id < 1 || capacity < 1 || ids.has(id)) {
+      throw new BloomError(
+        'BLOOM_CORRUPT_STORE',
+        `a layered filter's meta lists a layer ${JSON.stringify(entry)}, not id/window/index/capacity in decimal without leading zeros, with a new id and a capacity of at least 1 (docs/SPEC.md 9.8)`,
+      )
     }
-    const [id, window, index, capacity] = entry.split('/').map(Number)
+    ids.add(id)
     return { id, window, index, capacity }
   })
 }
@@ -183,32 +195,55 @@ export function policyFields(policy: LayerPolicy): string[] {
 }
 
 /**
- * The policy a layered meta hash holds.
- * @throws BloomError `BLOOM_INCOMPATIBLE` (a fixed filter), `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_CORRUPT_STORE`.
+ * Refuses a meta hash that is not a layered filter's of this format (docs/SPEC.md 9.8, open step
+ * 2): before its `check` is verified, since another kind or format may have another check.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` (no `format`: not a bloomkit filter),
+ *   `BLOOM_INCOMPATIBLE` (a fixed or counting filter), `BLOOM_UNSUPPORTED_VERSION` (a later kind or format).
  */
-export function policyOf(name: string, fields: Record<string, string>): LayerPolicy {
+export function checkLayeredKind(name: string, fields: Readonly<Record<string, string | undefined>>): void {
+  if (fields.format === undefined) throw new BloomError('BLOOM_CORRUPT_STORE', `filter "${name}": its meta hash has no "format" field: not a bloomkit filter`)
+  if (fields.kind === undefined || fields.kind === 'counting') {
+    throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a ${fields.kind === undefined ? 'fixed' : 'counting'} filter, not a layered one: open it with RedisBloomFilter.open`)
+  }
   if (fields.kind !== 'layered') {
-    throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a fixed filter, not a layered one: open it with RedisBloomFilter.open`)
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" is of kind ${JSON.stringify(fields.kind)}; this release reads plain, counting and layered filters`)
   }
   if (fields.format !== String(STORE_FORMAT)) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
   }
-  checkPolicyKind(fields.policy, `filter "${name}"`)
+}
+
+/**
+ * The policy a layered meta hash holds, read strictly (docs/SPEC.md 9.8, open step 4): a known
+ * `policy`; every number canonical; `scheme` 0 or known; the policy section 8 accepts, with
+ * `seconds` and `keep` 0 when scalable. The caller verifies `check` first.
+ * @throws BloomError `BLOOM_INCOMPATIBLE` (a fixed filter), `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_CORRUPT_STORE`.
+ */
+export function policyOf(name: string, fields: Record<string, string>): LayerPolicy {
+  checkLayeredKind(name, fields)
+  const what = `filter "${name}"`
+  const kind = checkPolicyKind(fields.policy, what)
+  const [capacity, growth, seconds, keep, seed, scheme, shards] = (['capacity', 'growth', 'seconds', 'keep', 'seed', 'scheme', 'shards'] as const).map((field) =>
+    storedInteger(what, field, fields[field]),
+  )
+  const errorRate = storedDouble(what, 'errorRate', fields.errorRate)
+  const tightening = storedDouble(what, 'tightening', fields.tightening)
+  const layout = scheme === 0 ? undefined : layoutOfScheme(scheme, what)
+  // A scalable filter has no window: a reader that took one from these fields would check other layers.
+  if (kind === 'scalable' && seconds !== 0) throw badField(what, 'seconds', fields.seconds, '0 for a scalable filter')
+  if (kind === 'scalable' && keep !== 0) throw badField(what, 'keep', fields.keep, '0 for a scalable filter')
   try {
-    const growth = Number(fields.growth)
-    const shards = Number(fields.shards)
     return layerPolicyOf({
-      capacity: Number(fields.capacity),
-      errorRate: Number(fields.errorRate),
+      capacity,
+      errorRate,
       growth: growth === 0 ? undefined : growth,
-      tightening: Number(fields.tightening),
-      seed: Number(fields.seed),
-      layout: fields.scheme === '0' ? undefined : layoutOfScheme(fields.scheme, `filter "${name}"`),
+      tightening,
+      seed,
+      layout,
       shards: shards === 0 ? undefined : shards,
-      ...(fields.policy === 'rotating' ? { window: { seconds: Number(fields.seconds), keep: Number(fields.keep) } } : {}),
+      ...(kind === 'rotating' ? { window: { seconds, keep } } : {}),
     } as LayeredOptions)
   } catch (error) {
-    if (error instanceof BloomError && error.code === 'BLOOM_UNSUPPORTED_VERSION') throw error
-    throw new BloomError('BLOOM_CORRUPT_STORE', `filter "${name}": its layered meta hash holds an impossible policy (${(error as Error).message})`, { cause: error })
+    throw new BloomError('BLOOM_CORRUPT_STORE', `${what}: its layered meta hash holds an impossible policy (${(error as Error).message})`, { cause: error })
   }
 }

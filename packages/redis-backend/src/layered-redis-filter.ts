@@ -2,7 +2,7 @@ import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type Rot
 import { createKeyHasher, layeredBatch, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
-import { CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
+import { checkLayeredKind, CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from './meta.js'
 import { checkClient, checkOptions, checkRedisOptionNames, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
@@ -89,8 +89,10 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
 
   /** The filter over a layered meta hash's `fields`, already read (the front door reads them once). */
   static async over(client: RedisClient, name: string, fields: Record<string, string>, options: LayeredRedisOpenOptions): Promise<LayeredRedisFilter> {
-    const policy = policyOf(name, fields)
+    // docs/SPEC.md 9.8's open steps: the kind and format, then the check, then what the checked fields say.
+    checkLayeredKind(name, fields)
     verifyLayeredCheck(name, fields)
+    const policy = policyOf(name, fields)
     const clock = (options as RotatingOptions).clock
     const storage = new RedisLayers(client, name, policy, options, clock ?? Date.now, fields)
     await storage.refresh()
@@ -133,7 +135,8 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const timeout = timeoutOf(options)
     const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
-    policyOf(name, fields)
+    // Only its kind: a damaged policy must not keep its keys in Redis.
+    checkLayeredKind(name, fields)
     await callRedis(client.del(`${name}:meta`), timeout, `destroy "${name}"`)
     for (const entry of parseEntries(fields.layers ?? '')) await RedisBloomFilter.destroy(client, `${name}:L${entry.id}`, options)
     return true

@@ -1,6 +1,7 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, crc32, formatParameters, adoptsStored, seedNote, hashSchemes } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
+import { storedInteger } from './stored-numbers.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
 import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
@@ -66,18 +67,29 @@ export function metaFields(raw: unknown): Record<string, string> {
   return (raw ?? {}) as Record<string, string>
 }
 
+/** The kinds a fixed filter's meta may name in `kind` (none: a plain filter); `layered` is refused as another kind of filter. */
+const FIXED_KINDS: ReadonlySet<string | undefined> = new Set([undefined, 'counting'])
+
+/** What holds the lock, as `state` names it (docs/SPEC.md 9.3). */
+const STATES: readonly FilterState[] = ['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready']
+
 /**
- * Decodes and checks a meta hash.
- * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a later format or hash scheme,
- *   `BLOOM_CORRUPT_STORE` for a hash that is not a bloomkit filter's.
+ * Decodes and checks a meta hash, in the order of docs/SPEC.md 9.4's open steps 2–4.
+ * @throws BloomError `BLOOM_INCOMPATIBLE` for a layered filter's meta, `BLOOM_UNSUPPORTED_VERSION`
+ *   for a later format, kind or hash scheme, `BLOOM_CORRUPT_STORE` for a hash that is not a
+ *   bloomkit filter's (a field no writer writes so: a number in another form, say `07` or `+6`).
  */
 export function decodeMeta(name: string, fields: Record<string, string>): FilterMeta {
+  const what = `filter "${name}"`
   const corrupt = (why: string, cause?: unknown) =>
-    new BloomError('BLOOM_CORRUPT_STORE', `filter "${name}": its meta hash ${why}`, cause === undefined ? undefined : { cause })
+    new BloomError('BLOOM_CORRUPT_STORE', `${what}: its meta hash ${why}`, cause === undefined ? undefined : { cause })
   if (fields.format === undefined) throw corrupt('has no "format" field: not a bloomkit filter')
-  if (fields.kind === 'layered') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a layered filter: open it with LayeredRedisFilter.open`)
+  if (fields.kind === 'layered') throw new BloomError('BLOOM_INCOMPATIBLE', `${what} is a layered filter: open it with LayeredRedisFilter.open`)
   if (fields.format !== String(STORE_FORMAT)) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
+  }
+  if (!FIXED_KINDS.has(fields.kind)) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} is of kind ${JSON.stringify(fields.kind)}; this release reads plain, counting and layered filters`)
   }
   if (fields.check !== undefined) {
     // Filters created before the check field existed have none; every one since has.
@@ -89,19 +101,22 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
       )
     }
   }
-  const scheme = schemeOf(fields.scheme, `filter "${name}"`)
+  // Numbers first, as written (a later release's scheme is still a decimal number); then what they say.
+  const [scheme, seed, bits, hashes, shards, epoch, generation] = (['scheme', 'seed', 'bits', 'hashes', 'shards', 'epoch', 'generation'] as const).map((field) =>
+    storedInteger(what, field, fields[field]),
+  )
   let parameters: FilterParameters
+  const known = schemeOf(scheme, what)
   try {
-    parameters = checkParameters({ bits: Number(fields.bits), hashes: Number(fields.hashes), shards: Number(fields.shards), seed: Number(fields.seed), scheme })
+    parameters = checkParameters({ bits, hashes, shards, seed, scheme: known })
   } catch (error) {
     throw corrupt(`holds impossible parameters (${(error as Error).message})`, error)
   }
-  const epoch = Number(fields.epoch)
-  if (!Number.isInteger(epoch) || epoch < 1 || epoch > 0x7fffffff) throw corrupt(`has an invalid epoch ${JSON.stringify(fields.epoch)}`)
-  const states: FilterState[] = ['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready']
+  if (epoch < 1 || epoch > 0x7fffffff) throw corrupt(`has an invalid epoch ${JSON.stringify(fields.epoch)}`)
+  if (generation < 1) throw corrupt(`has an invalid generation ${JSON.stringify(fields.generation)}`)
   const state = fields.state as FilterState
-  if (!states.includes(state)) throw corrupt(`has an unknown state ${JSON.stringify(fields.state)}`)
-  const meta = { parameters, epoch, generation: Number(fields.generation) || 1, state }
+  if (!STATES.includes(state)) throw corrupt(`has an unknown state ${JSON.stringify(fields.state)}`)
+  const meta = { parameters, epoch, generation, state }
   return fields.kind === 'counting' ? { ...meta, counting: true } : meta
 }
 

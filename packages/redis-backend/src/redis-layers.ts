@@ -3,6 +3,7 @@ import { type DropReason, layeredBatch, type LayerEntry, type LayerPolicy, type 
 import { callRedis } from './errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, UNLIST, verifyLayeredCheck } from './layered-meta.js'
+import { badField, storedInteger } from './stored-numbers.js'
 import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 
@@ -82,8 +83,12 @@ export class RedisLayers implements LayerStorage<false> {
         )
       }
     }
-    if (version !== this.version) await this.adopt(version, layers ?? '')
-    else await this.readCounts(this.layers)
+    if (version === this.version) return this.readCounts(this.layers)
+    // Numbers as a writer writes them, and ids all handed out: a growing writer takes nextId + 1 for its new layer.
+    const nextId = storedInteger(`filter "${this.name}"`, 'nextId', fields.nextId)
+    const listed = parseEntries(layers ?? '').find((entry) => entry.id > nextId)
+    if (listed !== undefined) throw badField(`filter "${this.name}"`, 'nextId', fields.nextId, `at least every listed id (${listed.id})`)
+    await this.adopt(version, layers ?? '')
   }
 
   async append(entry: Omit<LayerEntry, 'id'>, parameters: FilterParameters): Promise<RedisLayer | undefined> {
@@ -186,12 +191,17 @@ export class RedisLayers implements LayerStorage<false> {
 
   /** Holds the list `text` of `version`: opens layers new to this process (`made`: one it just made), closes those unlisted, reads counts. */
   private async adopt(version: string, text: string, made?: RedisLayer): Promise<void> {
+    if (storedInteger(`filter "${this.name}"`, 'version', version) < 1) throw badField(`filter "${this.name}"`, 'version', version, 'at least 1')
     const entries = parseEntries(text)
     const held = new Map(this.layers.map((layer) => [layer.entry.id, layer]))
     if (made !== undefined) held.set(made.entry.id, made)
     const fresh = entries.filter((entry) => !held.has(entry.id))
     const ready = fresh.length === 0 ? [] : await this.call(this.client.hmget(this.meta, ...fresh.map((entry) => `ready:${entry.id}`)), 'read layers')
     const layers: RedisLayer[] = []
+    for (const [i, entry] of fresh.entries()) {
+      // Anything else than `1` or nothing: a layer taken for not created yet would be created empty, its keys lost.
+      if ((ready[i] ?? '1') !== '1') throw badField(`filter "${this.name}"`, `ready:${entry.id}`, ready[i], '1 or missing')
+    }
     for (const entry of entries) layers.push(held.get(entry.id) ?? (await this.openLayer(entry, ready[fresh.indexOf(entry)] === '1')))
     for (const [id, layer] of held) if (!entries.some((entry) => entry.id === id)) await layer.filter.close()
     this.layers = layers
@@ -202,7 +212,11 @@ export class RedisLayers implements LayerStorage<false> {
   private async readCounts(layers: readonly RedisLayer[]): Promise<void> {
     if (layers.length === 0) return
     const counts = await this.call(this.client.hmget(this.meta, ...layers.map((layer) => `count:${layer.entry.id}`)), 'count')
-    layers.forEach((layer, i) => (layer.count = Number(counts[i] ?? 0)))
+    // Written by HINCRBY only (never below 0); missing is 0. Above the capacity is possible (9.8, Counts): the layer is full.
+    layers.forEach((layer, i) => {
+      const text = counts[i] ?? undefined
+      layer.count = text === undefined ? 0 : storedInteger(`filter "${this.name}"`, `count:${layer.entry.id}`, text)
+    })
   }
 
   /**

@@ -76,6 +76,23 @@ if marker ~= ARGV[2] and ARGV[4] == '1' and redis.call('GETRANGE', KEYS[3], at, 
 redis.call('DEL', KEYS[2])
 return 1`
 
+/**
+ * Sets bits ARGV[4 …] in the marked live shard KEYS[1] and, when its marker is the flagged one
+ * (ARGV[3]) and the next generation KEYS[2] is sealed (ARGV[2]), in KEYS[2] too, in one step: a
+ * writer's second live write after its copy met no sealed next key (docs/SPEC.md 9.5), which may
+ * find a new rebuild's flag. Returns 0, changing nothing, when KEYS[1] is missing or not marked.
+ */
+export const SET_LIVE_AND_NEXT = `
+local at = tonumber(ARGV[1])
+local marker = redis.call('GETRANGE', KEYS[1], at, at + 3)
+if marker ~= ARGV[2] and marker ~= ARGV[3] then return 0 end
+local copy = marker == ARGV[3] and redis.call('GETRANGE', KEYS[2], at, at + 3) == ARGV[2]
+for i = 4, #ARGV do
+  redis.call('SETBIT', KEYS[1], ARGV[i], 1)
+  if copy then redis.call('SETBIT', KEYS[2], ARGV[i], 1) end
+end
+return 1`
+
 /** Replaces the marker (ARGV[2] or ARGV[3]) with ARGV[4]; 0 when the key is missing or not marked. */
 export const SET_MARKER = `
 local at = tonumber(ARGV[1])

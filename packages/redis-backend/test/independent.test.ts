@@ -173,3 +173,89 @@ describe('a layered filter shared with a reader and writer written from the spec
     await library.destroy()
   })
 })
+
+// docs/SPEC.md 9.3, 9.4 and 9.8 on reader strictness: a meta field holding what no writer writes
+// (a number in another form, an unknown kind, a window on a scalable filter, a list's garbage) is
+// refused, in the order the open steps give, with the same code by the library and by the reader
+// written from the spec. Edits of checked fields mend the check, so only the rule under test refuses.
+describe('reader strictness: the library and the spec’s reader agree on each damaged meta', () => {
+  type Row = readonly [string, Record<string, string> | ((fields: Record<string, string>) => Record<string, string>), 'mend' | 'stale', string]
+  const codeOf = (promise: Promise<unknown>) =>
+    promise.then(
+      (value) => {
+        void (value as { close?: () => Promise<void> }).close?.()
+        return 'opened'
+      },
+      (error: unknown) => (error as { code?: string }).code ?? `uncoded ${String(error)}`,
+    )
+
+  /** Applies `edit` to the meta (and mends `check` with `mend`), opens it through both readers, and puts the meta back. */
+  async function agree(meta: string, edit: Row[1], how: Row[2], mend: (fields: Record<string, string>) => string, open: () => [Promise<unknown>, Promise<unknown>]) {
+    const before = await redis.hgetall(meta)
+    await redis.hset(meta, typeof edit === 'function' ? edit(before) : edit)
+    if (how === 'mend' && before.check !== undefined) await redis.hset(meta, 'check', mend(await redis.hgetall(meta)))
+    const codes = await Promise.all(open().map(codeOf))
+    await redis.del(meta)
+    await redis.hset(meta, before)
+    return codes
+  }
+
+  const fixedRows: Row[] = [
+    ['hashes = 07', { hashes: '07' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['seed = +6', { seed: '+6' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['bits = 8192.0', { bits: '8192.0' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['epoch with a leading zero', (f) => ({ epoch: `0${f.epoch}` }), 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['scheme = 02 (not a later scheme: malformed)', { scheme: '02' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['scheme = 9 (a later scheme)', { scheme: '9' }, 'mend', 'BLOOM_UNSUPPORTED_VERSION'],
+    ['generation = two', { generation: 'two' }, 'stale', 'BLOOM_CORRUPT_STORE'],
+    ['kind = bogus (a later kind)', { kind: 'bogus' }, 'stale', 'BLOOM_UNSUPPORTED_VERSION'],
+  ]
+  test.each(fixedRows)('fixed: %s', async (_, edit, how, expected) => {
+    const name = uniqueName('strict-fixed')
+    const library = await RedisBloomFilter.fromParameters(redis, name, { bits: 8192, hashes: 5, shards: 1, seed: 6, layout: 'blocked' })
+    const codes = await agree(`${name}:meta`, edit, how, spec.metaCheck, () => [RedisBloomFilter.open(redis, name, { kind: 'fixed', lockWait: 0 }), spec.openFixed(redis, name, 0)])
+    expect(codes).toEqual([expected, expected])
+    await library.destroy()
+  })
+
+  const layeredRows: Row[] = [
+    ['scalable with seconds = 60 (9.8: 0)', { seconds: '60' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['scalable with keep = 2 (9.8: 0)', { keep: '2' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['an unknown policy and a stale check: the check comes first', { policy: 'sliding' }, 'stale', 'BLOOM_CORRUPT_STORE'],
+    ['an unknown policy, check mended', { policy: 'sliding' }, 'mend', 'BLOOM_UNSUPPORTED_VERSION'],
+    ['kind = bogus (a later kind)', { kind: 'bogus' }, 'stale', 'BLOOM_UNSUPPORTED_VERSION'],
+    ['capacity = 040', { capacity: '040' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['errorRate = 0.010 (not its shortest form)', { errorRate: '0.010' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['tightening = 1', { tightening: '1' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['version = x', { version: 'x' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['version = 0', { version: '0' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['nextId = abc', { nextId: 'abc' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['nextId below a listed id', { nextId: '1' }, 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['a layers entry with a leading zero', (f) => ({ layers: f.layers.replace(/^1\//, '01/') }), 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['a layers entry listed twice', (f) => ({ layers: `${f.layers},${f.layers.split(',')[0]}` }), 'mend', 'BLOOM_CORRUPT_STORE'],
+    ['count:1 = lots', { 'count:1': 'lots' }, 'stale', 'BLOOM_CORRUPT_STORE'],
+    ['count:1 = -3', { 'count:1': '-3' }, 'stale', 'BLOOM_CORRUPT_STORE'],
+    ['ready:2 = yes', { 'ready:2': 'yes' }, 'stale', 'BLOOM_CORRUPT_STORE'],
+    ['count:1 above its capacity (a rebuilt layer that writers filled meanwhile): accepted', { 'count:1': '155024' }, 'stale', 'opened'],
+    ['ready:<id> of an id no longer listed: ignored', { 'ready:77': 'left over', 'count:77': 'left over' }, 'stale', 'opened'],
+  ]
+  test.each(layeredRows)('layered: %s', async (_, edit, how, expected) => {
+    const name = uniqueName('strict-layered')
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 40, errorRate: 0.01, growth: 2, seed: 6 })
+    await library.addMany(keys('k', 60))
+    expect((await library.layers()).length).toBe(2)
+    const codes = await agree(`${name}:meta`, edit, how, spec.layeredCheck, () => [RedisLayeredFilter.open(redis, name), spec.openLayered(redis, name)])
+    expect(codes).toEqual([expected, expected])
+    await library.close()
+    await RedisLayeredFilter.destroy(redis, name)
+  })
+
+  test('layered: no format, kind layered: not a bloomkit filter (step 2 comes before the kind’s own checks)', async () => {
+    const name = uniqueName('strict-layered-format')
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 40, errorRate: 0.01, growth: 2, seed: 6 })
+    await redis.hdel(`${name}:meta`, 'format')
+    expect([await codeOf(RedisLayeredFilter.open(redis, name)), await codeOf(spec.openLayered(redis, name))]).toEqual(['BLOOM_CORRUPT_STORE', 'BLOOM_CORRUPT_STORE'])
+    await library.close()
+    await redis.del(`${name}:meta`)
+  })
+})

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
+import { layeredCheck } from '../src/layered-meta.js'
 import { standaloneClient, uniqueName } from './support/clients.js'
 
 const redis = standaloneClient()
@@ -17,9 +18,12 @@ test.each([
   expect(await redis.hget(`${name}:meta`, 'policy')).toBe('scalable')
   if (policy === undefined) await redis.hdel(`${name}:meta`, 'policy')
   else await redis.hset(`${name}:meta`, 'policy', policy)
+  // As a later release would write it: with a check that matches (a stale one is damage, checked first: BLOOM_CORRUPT_STORE).
+  await redis.hset(`${name}:meta`, 'check', layeredCheck(await redis.hgetall(`${name}:meta`)))
   const refused = { code: 'BLOOM_UNSUPPORTED_VERSION', message: expect.stringContaining(policy === undefined ? 'undefined' : `"${policy}"`) }
   await expect(RedisLayeredFilter.open(redis, name)).rejects.toMatchObject(refused)
   await expect(RedisBloomFilter.create(redis, name, { capacity: 10, errorRate: 0.01, growth: 2, seed: 3 })).rejects.toMatchObject(refused)
   await redis.hset(`${name}:meta`, 'policy', 'scalable')
+  await redis.hset(`${name}:meta`, 'check', layeredCheck(await redis.hgetall(`${name}:meta`)))
   await RedisLayeredFilter.destroy(redis, name)
 })

@@ -172,6 +172,26 @@ export class SpecError extends Error {
   }
 }
 
+// ---- Section 9's conventions: numbers exactly as a writer writes them --------------------------------
+
+/** An integer field: decimal digits, no sign, no leading zeros (`0` itself), at most 2^53 − 1; else BLOOM_CORRUPT_STORE. */
+export function integerField(f: Readonly<Partial<Record<string, string>>>, field: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const text = f[field]
+  const value = Number(text)
+  if (text === undefined || !/^(0|[1-9][0-9]*)$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new SpecError('BLOOM_CORRUPT_STORE', `${field} ${JSON.stringify(text)}`)
+  }
+  return value
+}
+
+/** A binary64 field: the shortest text that reads back to it (ECMAScript Number#toString); else BLOOM_CORRUPT_STORE. */
+function doubleField(f: Readonly<Partial<Record<string, string>>>, field: string): number {
+  const text = f[field]
+  const value = Number(text)
+  if (text === undefined || text === '' || !Number.isFinite(value) || String(value) !== text) throw new SpecError('BLOOM_CORRUPT_STORE', `${field} ${JSON.stringify(text)}`)
+  return value
+}
+
 // ---- Section 9.4–9.5: a fixed filter ----------------------------------------------------------------
 
 export interface Fixed {
@@ -194,20 +214,26 @@ export async function openFixed(redis: Redis, name: string, waitMs = 5000): Prom
     return openFixed(redis, name, waitMs - 50)
   }
   if (Object.keys(f).length === 0) throw new SpecError('BLOOM_NOT_FOUND', name)
+  // Open step 2: what the hash is.
   if (f.format === undefined) throw new SpecError('BLOOM_CORRUPT_STORE', 'no format')
   if (f.kind === 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'layered')
   if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
+  if (f.kind !== undefined && f.kind !== 'counting') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `kind ${f.kind}`)
+  // Step 3: the check; step 4: every number canonical, then the scheme known, then the values possible.
   if (f.check !== undefined && f.check !== metaCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'check')
-  if (f.scheme !== '1' && f.scheme !== '2' && f.scheme !== '3') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `scheme ${f.scheme}`)
-  const p: Parameters = { bits: Number(f.bits), hashes: Number(f.hashes), shards: Number(f.shards), seed: Number(f.seed), scheme: Number(f.scheme) as 1 | 2 | 3 }
+  const [scheme, seed, bits, hashes, shards, epoch] = ['scheme', 'seed', 'bits', 'hashes', 'shards', 'epoch'].map((field) => integerField(f, field))
+  integerField(f, 'generation', 1)
+  if (scheme < 1 || scheme > 3) throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `scheme ${scheme}`)
+  const p: Parameters = { bits, hashes, shards, seed, scheme: scheme as 1 | 2 | 3 }
   const shardBits = p.bits / p.shards
-  if (!Number.isInteger(shardBits) || shardBits % (p.scheme === 2 ? 512 : 8) !== 0 || shardBits > 2 ** 32 - 32 || p.hashes < 1 || p.hashes > 64 || shardBits < Math.max(8, p.hashes)) {
+  if (p.shards < 1 || p.shards > 65_536 || seed > 2 ** 32 - 1 || !Number.isInteger(shardBits) || shardBits % (p.scheme === 2 ? 512 : 8) !== 0 || shardBits > 2 ** 32 - 32 || p.hashes < 1 || p.hashes > 64 || shardBits < Math.max(8, p.hashes)) {
     throw new SpecError('BLOOM_CORRUPT_STORE', 'parameters')
   }
-  const epoch = Number(f.epoch)
-  if (!Number.isInteger(epoch) || epoch < 1 || epoch > 2 ** 31 - 1) throw new SpecError('BLOOM_CORRUPT_STORE', 'epoch')
+  if (epoch < 1 || epoch > 2 ** 31 - 1) throw new SpecError('BLOOM_CORRUPT_STORE', 'epoch')
   if (!['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready'].includes(f.state)) throw new SpecError('BLOOM_CORRUPT_STORE', 'state')
   if (f.state === 'creating' || f.state === 'importing') throw new SpecError('BLOOM_LOCKED', f.state)
+  // 9.11: this reader opens plain filters; a counting one's shards hold counters.
+  if (f.kind === 'counting') throw new SpecError('BLOOM_INCOMPATIBLE', 'counting')
   const filter: Fixed = { name, p, epoch, live: shardKeys(name, p.shards), next: shardKeys(name, p.shards, 'next:'), B: shardBits / 8 }
   // Open step 6: shard 0's marker where the meta puts it, else its last 4 bytes.
   const [length, at, last] = await Promise.all([redis.strlen(filter.live[0]), redis.getrangeBuffer(filter.live[0], filter.B, filter.B + 3), redis.getrangeBuffer(filter.live[0], -4, -1)])
@@ -338,11 +364,16 @@ export interface Entry {
   capacity: number
 }
 
+/** The `layers` field: entries of four canonical decimals, id and capacity at least 1, no id twice. */
 export function parseLayers(text: string): Entry[] {
   if (text === '') return []
+  const seen = new Set<number>()
   return text.split(',').map((entry) => {
-    if (!/^\d+\/\d+\/\d+\/\d+$/.test(entry)) throw new SpecError('BLOOM_CORRUPT_STORE', `layers entry ${entry}`)
-    const [id, window, index, capacity] = entry.split('/').map(Number)
+    const parts = entry.split('/')
+    if (parts.length !== 4) throw new SpecError('BLOOM_CORRUPT_STORE', `layers entry ${entry}`)
+    const [id, window, index, capacity] = parts.map((part, i) => integerField({ part }, 'part', i === 0 || i === 3 ? 1 : 0))
+    if (seen.has(id)) throw new SpecError('BLOOM_CORRUPT_STORE', `layers entry ${entry}: id twice`)
+    seen.add(id)
     return { id, window, index, capacity }
   })
 }
@@ -370,27 +401,46 @@ export function layeredCheck(fields: Readonly<Partial<Record<string, string>>>):
   return crc32(encoder.encode(LAYERED_CHECKED.map((f) => fields[f] ?? '').join('|'))).toString(16).padStart(8, '0')
 }
 
+/** The list's own fields (9.8): version, nextId at least every listed id, counts, ready marks. */
+function checkList(f: Readonly<Partial<Record<string, string>>>): Entry[] {
+  const entries = parseLayers(f.layers ?? '')
+  integerField(f, 'version', 1)
+  const nextId = integerField(f, 'nextId')
+  for (const e of entries) {
+    if (e.id > nextId) throw new SpecError('BLOOM_CORRUPT_STORE', `nextId ${nextId} below listed id ${e.id}`)
+    if (f[`count:${e.id}`] !== undefined) integerField(f, `count:${e.id}`)
+    if (f[`ready:${e.id}`] !== undefined && f[`ready:${e.id}`] !== '1') throw new SpecError('BLOOM_CORRUPT_STORE', `ready:${e.id}`)
+  }
+  return entries
+}
+
 export async function openLayered(redis: Redis, name: string): Promise<Layered> {
   const f = await redis.hgetall(`${name}:meta`)
+  // Open step 1: the hash; step 2: what it is.
   if (Object.keys(f).length === 0) throw new SpecError('BLOOM_NOT_FOUND', name)
-  if (f.kind !== 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'not layered')
+  if (f.format === undefined) throw new SpecError('BLOOM_CORRUPT_STORE', 'no format')
+  if (f.kind === undefined || f.kind === 'counting') throw new SpecError('BLOOM_INCOMPATIBLE', 'not layered')
+  if (f.kind !== 'layered') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `kind ${f.kind}`)
   if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
-  // A meta without `check` was written before it existed: accepted.
+  // Step 3: the check before anything it covers (a meta without `check` was written before it existed: accepted).
   if (f.check !== undefined && f.check !== layeredCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'layered check')
+  // Step 4: the policy known, every number canonical, the scheme known, the values possible, the list.
   if (f.policy !== 'scalable' && f.policy !== 'rotating') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `policy ${f.policy}`)
-  return {
-    name,
-    policy: f.policy,
-    capacity: Number(f.capacity),
-    errorRate: Number(f.errorRate),
-    growth: Number(f.growth),
-    tightening: Number(f.tightening),
-    seconds: Number(f.seconds),
-    keep: Number(f.keep),
-    seed: Number(f.seed),
-    scheme: Number(f.scheme),
-    shards: Number(f.shards),
-  }
+  const [capacity, growth, seconds, keep, seed, scheme, shards] = ['capacity', 'growth', 'seconds', 'keep', 'seed', 'scheme', 'shards'].map((field) => integerField(f, field))
+  const [errorRate, tightening] = ['errorRate', 'tightening'].map((field) => doubleField(f, field))
+  if (scheme > 3) throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `scheme ${scheme}`)
+  const rotating = f.policy === 'rotating'
+  const possible =
+    capacity >= 1 &&
+    errorRate > 0 && errorRate < 1 &&
+    tightening > 0 && tightening < 1 &&
+    growth >= (rotating ? 0 : 1) && growth <= 65_536 &&
+    seed <= 2 ** 32 - 1 &&
+    shards <= 65_536 &&
+    (rotating ? seconds >= 1 && seconds <= 2 ** 32 - 1 && keep >= 1 && keep <= 65_536 : seconds === 0 && keep === 0)
+  if (!possible) throw new SpecError('BLOOM_CORRUPT_STORE', 'policy fields')
+  checkList(f)
+  return { name, policy: f.policy, capacity, errorRate, growth, tightening, seconds, keep, seed, scheme, shards }
 }
 
 function checkedEntries(l: Layered, entries: Entry[], now: number): Entry[] {
@@ -402,6 +452,7 @@ function checkedEntries(l: Layered, entries: Entry[], now: number): Entry[] {
 /** Opens a listed layer: ready ones must exist; one not ready holds no keys yet (undefined). */
 async function openLayer(redis: Redis, l: Layered, entry: Entry): Promise<Fixed | undefined> {
   const ready = await redis.hget(`${l.name}:meta`, `ready:${entry.id}`)
+  if (ready !== null && ready !== '1') throw new SpecError('BLOOM_CORRUPT_STORE', `ready:${entry.id}`)
   try {
     return await openFixed(redis, `${l.name}:L${entry.id}`)
   } catch (error) {
@@ -450,7 +501,7 @@ export async function hasLayered(redis: Redis, l: Layered, keys: string[], now =
  */
 const GROW = `local f = redis.call('HMGET', KEYS[1], 'version', 'check')
 if f[1] ~= ARGV[1] or (f[2] or '') ~= ARGV[2] then return 0 end
-for i = 8, #ARGV do redis.call('HDEL', KEYS[1], 'count:' .. ARGV[i]) end
+for i = 8, #ARGV do redis.call('HDEL', KEYS[1], 'count:' .. ARGV[i], 'ready:' .. ARGV[i]) end
 redis.call('HSET', KEYS[1], 'layers', ARGV[3], 'version', ARGV[4], 'nextId', ARGV[5])
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'check', ARGV[6]) end
 if tonumber(ARGV[7]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
@@ -564,5 +615,6 @@ export async function addLayered(redis: Redis, l: Layered, keys: string[], now =
 export async function countsOf(redis: Redis, l: Layered, now = Date.now()): Promise<number[]> {
   const entries = checkedEntries(l, parseLayers((await redis.hget(`${l.name}:meta`, 'layers')) ?? ''), now)
   if (entries.length === 0) return []
-  return (await redis.hmget(`${l.name}:meta`, ...entries.map((e) => `count:${e.id}`))).map((c) => Number(c ?? 0))
+  const counts = await redis.hmget(`${l.name}:meta`, ...entries.map((e) => `count:${e.id}`))
+  return counts.map((c) => (c === null ? 0 : integerField({ count: c }, 'count')))
 }
