@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // Gets a fresh machine (Node and npm only) ready: the pinned pnpm, the workspace's packages and
 // Debian's redis-server (the Redis benchmark and tests start throwaway servers on loopback);
-// with --for-tests also Debian's chromium, for the browser tests.
+// with --for-tests also Debian's chromium, for the browser tests, and the Node runtimes the
+// runtimes projects test on; with --for-bench every Node runtime of the benchmark's runtime table
+// (both from the npm registry, into a cache shared by every clone: scripts/runtimes/runtimes.mjs).
 // Every step is skipped when its result is already there, so this is cheap to run every time.
 import { execSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
+import { fetchRuntime, RUNTIMES } from './runtimes/runtimes.mjs'
 
 const forTests = process.argv.includes('--for-tests')
+const forBench = process.argv.includes('--for-bench')
 const { packageManager } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 const pnpmVersion = packageManager.replace(/^pnpm@/, '')
 
@@ -39,3 +43,5 @@ if (missing.length > 0) {
   run(`${sudo}apt-get update -qq`)
   run(`${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${missing.join(' ')}`)
 }
+
+for (const runtime of RUNTIMES) if (forBench || (forTests && runtime.test)) fetchRuntime(runtime.version)
