@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test, vi } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import type { Command } from 'ioredis'
-import { errorOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
+import { clusterClient, errorOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
 import * as spec from './support/independent.js'
 
 // The silences of docs/SPEC.md 9 that issue 33 (item 7) found, each now a sentence of the spec and
@@ -34,9 +34,12 @@ describe('docs/SPEC.md 9.11: a counting filter has no flagged marker', () => {
   })
 })
 
-describe('docs/SPEC.md 9.5: a second live write that reads the flagged marker again', () => {
+describe.each([
+  ['standalone', standaloneClient],
+  ['Cluster', clusterClient],
+] as const)('docs/SPEC.md 9.5: a second live write that reads the flagged marker again (%s)', (_, connect) => {
   test('copies the key into the next generation of the rebuild that flagged it, so the key survives that swap', async () => {
-    const client = standaloneClient()
+    const client = connect()
     const name = uniqueName('strict-second-write')
     const created = await RedisBloomFilter.fromParameters(client, name, { bits: 8192, hashes: 5, shards: 1, seed: 3, layout: 'classic' })
     // Per-bit BITFIELD adds over the client's own connection: the path whose copy may meet no next key.
