@@ -97,6 +97,15 @@ export interface LayerStorage<Sync extends boolean = boolean> {
    * listed meanwhile. Without it, core asks each layer's store at once and combines.
    */
   testLayers?(layers: readonly StoredLayer<Sync>[], pairs: Uint32Array, keys: number): Promise<LayersAnswer>
+  /**
+   * Optional, for a list shared by processes (Redis): reads the list again (as {@link refresh}) and
+   * answers whether any of `layers` has left it. Core asks when a call on one of them failed with
+   * `BLOOM_DATA_LOST` (or `BLOOM_CLOSED`: a port releases a layer once it reads a list without it).
+   * A layer another process unlisted (a rebuild, a passed window, `clear`) took its keys with it,
+   * and core judges them again over the list as it is now; a layer still listed has lost its data,
+   * and the error stands (docs/SPEC.md 9.8, 9.9).
+   */
+  unlisted?(layers: readonly StoredLayer<Sync>[]): Promise<boolean>
   /** Releases the layers and whatever holds the list; core calls it once. */
   close(): Outcome<Sync, void>
 }

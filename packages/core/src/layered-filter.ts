@@ -4,11 +4,12 @@ import { BloomFilter } from './bloom-filter.js'
 import { BloomError, noJsonForm } from './errors.js'
 import { INSPECT, inspectHidingSeed, type Inspect } from './hidden-seed.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
-import { keyBatches, layerBatch } from './layered-batch.js'
+import { addBatch, type AddContext } from './layered-add.js'
+import { hashPairs, keyBatches } from './layered-batch.js'
 import { encodeLayeredSnapshot } from './layered-snapshot.js'
 import type { LayeredFilterOptions, LayerStorage, StoredLayer } from './layer-storage.js'
 import { compoundErrorRate, layerCapacity, layeredMergeRefused, layerErrorRate, modelRate, layerParameters, windowOf, type LayerInfo, type LayerPolicy } from './layer-policy.js'
-import { checkClock, foundIn, probeOf, runSteps, stillNew, type Probe, type Steps } from './layered-steps.js'
+import { checkClock, foundIn, probeOf, runSteps, type Probe, type Steps } from './layered-steps.js'
 import { TickBatch } from './tick-batch.js'
 
 export type { LayeredFilterOptions } from './layer-storage.js'
@@ -355,41 +356,19 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   private async addManyLater(keys: Iterable<BloomKey>): Promise<boolean[]> {
     this.checkOpen()
     await this.advance()
+    // Only an asynchronous port comes here.
+    const async = this as unknown as LayeredFilter<false>
+    const context: AddContext = {
+      storage: async.storage,
+      growth: this.policy.growth,
+      isClosed: () => this.closed,
+      judged: () => async.judged(),
+      writable: () => runSteps(false, async.writable()) as Promise<StoredLayer<false>>,
+    }
     const results: boolean[] = []
     for (const batch of keyBatches(keys, this.batchKeys)) {
-      const { found, pairs } = await foundIn(this.storage, this.judged(), this.hasher, batch)
-      const answers = new Array<boolean>(batch.length).fill(false)
-      let pending = batch.map((_, i) => i).filter((i) => found[i] === 0)
-      let previous: StoredLayer<Sync> | undefined
-      while (pending.length > 0) {
-        const layer = await (runSteps(false, this.writable()) as Promise<StoredLayer<Sync>>)
-        if (previous !== undefined && previous.entry.id !== layer.entry.id) {
-          // Keys are judged one at a time (docs/SPEC.md section 8): those left over when a layer
-          // filled are checked again against it, since keys before them in the batch went into it.
-          pending = await stillNew(previous, pairs, pending)
-          if (pending.length === 0) break
-        }
-        previous = layer
-        let wanted = 0
-        let taking = pending
-        if (this.policy.growth !== 0) {
-          // Room is reserved before writing, so that racing writers never put more than a layer's capacity into it.
-          wanted = Math.min(pending.length, Math.max(1, layer.entry.capacity - layer.count))
-          const granted = await this.storage.reserve(layer, wanted)
-          if (granted === 0) continue
-          taking = pending.slice(0, granted)
-        }
-        pending = pending.slice(taking.length)
-        const out = new Uint8Array(taking.length)
-        await layer.store.setBits(layerBatch(layer.store.parameters, pairs, taking), out)
-        let added = 0
-        for (let slot = 0; slot < taking.length; slot++) {
-          answers[taking[slot]] = out[slot] === 1
-          added += out[slot]
-        }
-        await this.storage.settle(layer, wanted, added)
-      }
-      for (const answer of answers) results.push(answer)
+      const answers = await addBatch(context, hashPairs(this.hasher, batch), batch.length)
+      for (const answer of answers) results.push(answer === 1)
     }
     return results
   }

@@ -92,15 +92,20 @@ export function checkClock(policy: LayerPolicy, window: number, layers: readonly
  */
 export async function foundIn(storage: LayerStorage, layers: readonly StoredLayer[], hasher: KeyHasher, keys: BloomKey[]): Promise<{ found: Uint8Array; pairs: Uint32Array }> {
   const pairs = hashPairs(hasher, keys)
-  if (storage.testLayers !== undefined) return { found: (await storage.testLayers(layers, pairs, keys.length)).found, pairs }
-  const found = new Uint8Array(keys.length)
+  return { found: await foundForPairs(storage, layers, pairs, keys.length), pairs }
+}
+
+/** found[i] = 1 where any of `layers` holds the key whose pair is `pairs` [2i], [2i + 1], for `size` keys. */
+export async function foundForPairs(storage: LayerStorage, layers: readonly StoredLayer[], pairs: Uint32Array, size: number): Promise<Uint8Array> {
+  if (storage.testLayers !== undefined) return (await storage.testLayers(layers, pairs, size)).found
+  const found = new Uint8Array(size)
   const answers = await Promise.all(
     layers.map(async (layer) => {
-      const out = new Uint8Array(keys.length)
+      const out = new Uint8Array(size)
       await layer.store.testBits(layerBatch(layer.store.parameters, pairs), out)
       return out
     }),
   )
-  for (const out of answers) for (let i = 0; i < keys.length; i++) found[i] |= out[i]
-  return { found, pairs }
+  for (const out of answers) for (let i = 0; i < size; i++) found[i] |= out[i]
+  return found
 }

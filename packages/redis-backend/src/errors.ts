@@ -2,6 +2,8 @@ import { BloomError } from '@bloomkit/core'
 
 /** The error a Lua script raises when a shard key lacks this filter's marker. */
 export const DATA_LOST_REPLY = 'BLOOMKIT_DATA_LOST'
+/** The error a layered meta's script raises when the meta is gone (expired or destroyed). */
+export const NOT_FOUND_REPLY = 'BLOOMKIT_NOT_FOUND'
 /** The error a Lua script raises when a meta no longer matches its `check` field. */
 export const CORRUPT_REPLY = 'BLOOMKIT_CORRUPT_STORE'
 

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto'
 import { BloomError, type LayeredOptions } from '@bloomkit/core'
 import { type LayerEntry, type LayerPolicy, hashSchemes, layerPolicies } from '@bloomkit/core/store'
-import { CORRUPT_REPLY } from './errors.js'
+import { CORRUPT_REPLY, NOT_FOUND_REPLY } from './errors.js'
 import { metaCheck, STORE_FORMAT } from './meta.js'
 import { badField, isCanonicalInteger, storedDouble, storedInteger } from './stored-numbers.js'
 
@@ -90,7 +91,7 @@ local function reseal(key) redis.call('HSET', key, 'check', checkOf(key)) end
  */
 export const GROW = `${LUA_CHECK}
 local version = redis.call('HGET', KEYS[1], 'version')
-if not version then return redis.error_reply('BLOOMKIT_NOT_FOUND') end
+if not version then return redis.error_reply('${NOT_FOUND_REPLY}') end
 local sealed = verify(KEYS[1])
 if type(sealed) == 'table' then return sealed end
 if version ~= ARGV[1] then return {version, redis.call('HGET', KEYS[1], 'layers')} end
@@ -121,7 +122,7 @@ return {version, layers, id}
  */
 export const UNLIST = `${LUA_CHECK}
 local version = redis.call('HGET', KEYS[1], 'version')
-if not version then return redis.error_reply('BLOOMKIT_NOT_FOUND') end
+if not version then return redis.error_reply('${NOT_FOUND_REPLY}') end
 local sealed = verify(KEYS[1])
 if type(sealed) == 'table' then return sealed end
 local gone = {}
@@ -144,6 +145,41 @@ if removed then
 end
 return {version, layers}
 `
+
+/** Lua: the list's version (an error when the meta is gone), and whether layer ARGV[1] is listed (its count field removed if not). */
+const LISTED_COUNT = `
+local version = redis.call('HGET', KEYS[1], 'version')
+if not version then return redis.error_reply('${NOT_FOUND_REPLY}') end
+local field = 'count:' .. ARGV[1]
+if not string.find(',' .. (redis.call('HGET', KEYS[1], 'layers') or '') .. ',', ',' .. ARGV[1] .. '/', 1, true) then
+  redis.call('HDEL', KEYS[1], field)
+  return {version, ''}
+end
+`
+const SETTLE_BODY = `${LISTED_COUNT}
+return {version, tostring(redis.call('HINCRBY', KEYS[1], field, ARGV[2]))}`
+const RESERVE_BODY = `${LISTED_COUNT}
+local want, capacity = tonumber(ARGV[2]), tonumber(ARGV[3])
+local total = redis.call('HINCRBY', KEYS[1], field, want)
+local granted = math.max(0, math.min(want, capacity - (total - want)))
+if granted == 0 then total = redis.call('HINCRBY', KEYS[1], field, -want) end
+return {version, tostring(total), tostring(granted)}`
+
+/**
+ * Reserves room for ARGV[2] keys in layer ARGV[1] of capacity ARGV[3] (docs/SPEC.md 9.8, adding
+ * step 5: HINCRBY, given back at once when racing writers filled it), reading the list's version
+ * in the same step. A layer no longer listed gets nothing.
+ * KEYS[1] meta. Returns {version, the count after, granted}, or {version, ''} when not listed.
+ */
+export const RESERVE = { body: RESERVE_BODY, sha: createHash('sha1').update(RESERVE_BODY).digest('hex') }
+
+/**
+ * Adds ARGV[2] to `count:<ARGV[1]>` of a listed layer and reads the list's version in the same
+ * step, so that a writer learns whether the list moved while it wrote (docs/SPEC.md 9.8, adding
+ * step 7). A layer no longer listed is not counted, and a count its reservation left is removed.
+ * KEYS[1] meta. Returns {version, the new count or '' when the layer is not listed}.
+ */
+export const SETTLE = { body: SETTLE_BODY, sha: createHash('sha1').update(SETTLE_BODY).digest('hex') }
 
 /** Creates the meta hash from ARGV (field, value, …) unless KEYS[1] exists. Returns 1 when created. */
 export const CREATE_LAYERED = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end redis.call('HSET', KEYS[1], unpack(ARGV)) return 1`

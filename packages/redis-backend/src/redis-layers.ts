@@ -1,11 +1,12 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { type DropReason, layeredBatch, type LayerEntry, type LayerPolicy, type LayersAnswer, type LayerStorage, type StoredLayer, layerPolicies } from '@bloomkit/core/store'
-import { callRedis } from './errors.js'
+import { callRedis, NOT_FOUND_REPLY } from './errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
-import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, UNLIST, verifyLayeredCheck } from './layered-meta.js'
+import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, RESERVE, SETTLE, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { badField, storedInteger } from './stored-numbers.js'
 import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
+import { runScript } from './scripts.js'
 
 const { layerParameters } = layerPolicies
 
@@ -17,6 +18,21 @@ const SCRIPT_ALL_KEYS = 64
 const POLICY_FIELDS = LAYERED_CHECKED_FIELDS.filter((field) => field !== 'layers' && field !== 'version' && field !== 'nextId')
 /** Extra life of a rotating layer past the end of its last window, so a check at the boundary never meets an expired key. */
 const WINDOW_GRACE_MS = 60_000
+
+/** A layer whose probe found it gone, with the error to raise if it is still listed. */
+interface LostLayer {
+  readonly layer: RedisLayer
+  readonly error: unknown
+}
+
+/**
+ * Whether `error` may mean that the layer was dropped by another process: its filter is gone
+ * (`BLOOM_DATA_LOST`), or this process released it on reading a list without it (`BLOOM_CLOSED`).
+ * Only a read of the list tells which (a layer still listed as ready and gone is lost).
+ */
+function isLayerGone(error: unknown): boolean {
+  return error instanceof BloomError && (error.code === 'BLOOM_DATA_LOST' || error.code === 'BLOOM_CLOSED')
+}
 
 /** A listed layer as this process holds it: core's stored layer, and the fixed filter `<name>:L<id>` holding its bits. */
 export interface RedisLayer extends StoredLayer<false> {
@@ -68,27 +84,33 @@ export class RedisLayers implements LayerStorage<false> {
    * longer the one this filter opened with, is `BLOOM_CORRUPT_STORE`.
    */
   async refresh(): Promise<void> {
-    const values = await this.call(this.client.hmget(this.meta, ...LAYERED_CHECKED_FIELDS, 'check'), 'read layers')
-    const fields: Record<string, string | undefined> = {}
-    LAYERED_CHECKED_FIELDS.forEach((field, i) => (fields[field] = values[i] ?? undefined))
-    fields.check = values[LAYERED_CHECKED_FIELDS.length] ?? undefined
-    const { layers, version } = fields
-    if (version === undefined) throw this.gone()
-    verifyLayeredCheck(this.name, fields)
-    for (const field of POLICY_FIELDS) {
-      if (fields[field] !== this.opened[field]) {
-        throw new BloomError(
-          'BLOOM_CORRUPT_STORE',
-          `filter "${this.name}": its layered meta's ${field} changed under an open filter (${JSON.stringify(this.opened[field] ?? null)} → ${JSON.stringify(fields[field] ?? null)}); open it again`,
-        )
+    for (;;) {
+      const { layers, version, nextId } = await this.readList()
+      if (version === this.version) return this.readCounts(this.layers)
+      // Numbers as a writer writes them, and ids all handed out: a growing writer takes nextId + 1 for its new layer.
+      const next = storedInteger(`filter "${this.name}"`, 'nextId', nextId)
+      const listed = parseEntries(layers).find((entry) => entry.id > next)
+      if (listed !== undefined) throw badField(`filter "${this.name}"`, 'nextId', nextId, `at least every listed id (${listed.id})`)
+      try {
+        return await this.adopt(version, layers)
+      } catch (error) {
+        // A layer listed as ready, gone when opened: lost, unless the list has moved on without it (9.8).
+        if (!isLayerGone(error) || (await this.call(this.client.hget(this.meta, 'version'), 'read layers')) === version) throw error
       }
     }
-    if (version === this.version) return this.readCounts(this.layers)
-    // Numbers as a writer writes them, and ids all handed out: a growing writer takes nextId + 1 for its new layer.
-    const nextId = storedInteger(`filter "${this.name}"`, 'nextId', fields.nextId)
-    const listed = parseEntries(layers ?? '').find((entry) => entry.id > nextId)
-    if (listed !== undefined) throw badField(`filter "${this.name}"`, 'nextId', fields.nextId, `at least every listed id (${listed.id})`)
-    await this.adopt(version, layers ?? '')
+  }
+
+  /**
+   * Whether any of `layers` is no longer listed, the list read again; their count fields, which
+   * a reservation may have left behind, are removed (ids are never listed again).
+   */
+  async unlisted(layers: readonly StoredLayer<false>[]): Promise<boolean> {
+    await this.refresh()
+    const listed = new Set(this.layers.map((layer) => layer.entry.id))
+    const gone = layers.filter((layer) => !listed.has(layer.entry.id))
+    // The settle script removes an unlisted layer's count field.
+    for (const layer of gone) await this.metaScript(SETTLE, [String(layer.entry.id), '0'], 'count')
+    return gone.length > 0
   }
 
   async append(entry: Omit<LayerEntry, 'id'>, parameters: FilterParameters): Promise<RedisLayer | undefined> {
@@ -117,71 +139,125 @@ export class RedisLayers implements LayerStorage<false> {
   }
 
   async reserve(layer: StoredLayer<false>, want: number): Promise<number> {
-    const field = `count:${layer.entry.id}`
     const capacity = layer.entry.capacity
-    const total = Number(await this.call(this.client.hincrby(this.meta, field, want), 'count'))
-    const granted = Math.max(0, Math.min(want, capacity - (total - want)))
-    if (granted === 0) {
-      // Racing writers filled it: give the reservation back; the layer is full for this process.
-      layer.count = Math.max(Number(await this.call(this.client.hincrby(this.meta, field, -want), 'count')), capacity)
-    }
-    return granted
+    const [version, total, granted] = (await this.metaScript(RESERVE, [String(layer.entry.id), String(want), String(capacity)], 'count')) as [Buffer, Buffer, Buffer?]
+    // Racing writers filled it (the reservation was given back): the layer is full for this process.
+    if (granted !== undefined && Number(granted.toString()) === 0) layer.count = Math.max(Number(total.toString()), capacity)
+    // Not listed any more (granted nothing), or the list moved: core goes on from the list as it is now.
+    if (granted === undefined || version.toString() !== this.version) await this.refresh()
+    return granted === undefined ? 0 : Number(granted.toString())
   }
 
+  /**
+   * Settles the count in the same step as a read of the list's version (docs/SPEC.md 9.8, adding
+   * step 7): when the list moved while the keys were written, it is read again, and core writes
+   * again the keys that went into a layer that is no longer judged.
+   */
   async settle(layer: StoredLayer<false>, wanted: number, added: number): Promise<void> {
-    layer.count = Number(await this.call(this.client.hincrby(this.meta, `count:${layer.entry.id}`, added - wanted), 'count'))
+    const [version, count] = (await this.metaScript(SETTLE, [String(layer.entry.id), String(added - wanted)], 'count')) as [Buffer, Buffer]
+    if (count.length > 0) layer.count = Number(count.toString())
+    if (version.toString() !== this.version) await this.refresh()
   }
 
   /**
    * found[i] = 1 where any of `layers` holds key i. On a standalone server one script asks every
    * layer and reads the list's version (layered-read.ts); on a Cluster every layer's check and a
-   * read of the version are sent at once. A layer listed meanwhile by another process is asked too.
+   * read of the version are sent at once. When the list moved meanwhile, it is read again and the
+   * layers listed meanwhile are asked too; a layer found gone (`BLOOM_DATA_LOST`) is an error only
+   * if the list read after still holds it: one dropped meanwhile (a rebuild, `clear`, a passed
+   * window) took its keys with it (9.8, Checking).
    */
   async testLayers(asked: readonly StoredLayer<false>[], pairs: Uint32Array, size: number): Promise<LayersAnswer> {
-    const layers = asked as readonly RedisLayer[]
     const found = new Uint8Array(size)
-    const ask = (layer: RedisLayer, batch = layerBatch(layer.store.parameters, pairs)): Promise<Uint8Array> => {
-      const out = new Uint8Array(size)
-      return layer.store.testBits(batch, out).then(() => out)
-    }
-    const or = (outs: readonly Uint8Array[]) => {
-      for (const out of outs) for (let i = 0; i < size; i++) found[i] |= out[i]
-    }
-    let version: string | null
-    if (!isCluster(this.client) && size <= MAX_CHECK_KEYS) {
-      const batches = layers.map((layer) => layerBatch(layer.store.parameters, pairs))
-      // A large batch reads a blocked layer's blocks by the layer's own path (plain GETRANGEs, replies
-      // read in place): cheaper per key than a script's Lua calls. Everything else goes in the one script.
-      const own = layers.map((layer) => size > SCRIPT_ALL_KEYS && layer.store.parameters.layout === 'blocked')
-      const scripted = layers.flatMap((_, j) => (own[j] ? [] : [j]))
-      const checked = scripted.map((j) => ({ keys: layers[j].filter.keys, parameters: layers[j].store.parameters, epoch: layers[j].filter.epoch, batch: batches[j] }))
-      const [answer, ...outs] = await Promise.all([
-        checkLayers(this.client, this.meta, checked, size, this.options.scanBytesPerKey ?? 512, this.timeout, `check "${this.name}"`),
-        ...layers.flatMap((layer, j) => (own[j] ? [ask(layer, batches[j])] : [])),
-      ])
-      found.set(answer.found)
-      or(outs)
-      // Layers the script could not probe (a meta changed, a shard lost): their own path raises the precise error, or answers.
-      or(await Promise.all(answer.unanswered.map((s) => ask(layers[scripted[s]], batches[scripted[s]]))))
-      version = answer.version
-    } else {
-      const [read, ...answers] = await Promise.all([this.call(this.client.hget(this.meta, 'version'), 'check'), ...layers.map((layer) => ask(layer))])
-      or(answers)
-      version = read
-    }
-    if (version === null) throw this.gone()
-    if (version !== this.version) {
-      // The list moved while we asked: ask the layers we did not know about as well.
-      const known = new Set(layers.map((layer) => layer.entry.id))
-      const before = new Set(this.layers.map((layer) => layer.entry.id))
+    const held = this.version
+    // Layers held but not asked (a rotating filter's passed windows) are not asked later either.
+    const probed = new Set([...this.layers, ...asked].map((layer) => layer.entry.id))
+    let layers = asked as readonly RedisLayer[]
+    for (;;) {
+      const { version, lost } = await this.probe(layers, pairs, size, found)
+      if (version === null) throw this.gone()
+      if (version === held && lost.length === 0) return { found }
       await this.refresh()
-      or(await Promise.all(this.layers.filter((layer) => !known.has(layer.entry.id) && !before.has(layer.entry.id)).map((layer) => ask(layer))))
+      const listed = new Set(this.layers.map((layer) => layer.entry.id))
+      const stillListed = lost.find(({ layer }) => listed.has(layer.entry.id))
+      if (stillListed !== undefined) throw stillListed.error
+      layers = this.layers.filter((layer) => !probed.has(layer.entry.id))
+      if (layers.length === 0) return { found }
+      for (const layer of layers) probed.add(layer.entry.id)
     }
-    return { found }
+  }
+
+  /**
+   * Asks `layers` for the keys, ORing answers into `found`, and reads the list's version with (or
+   * beside) the probes. Layers that were gone are returned with their error, for the caller to judge.
+   */
+  private async probe(layers: readonly RedisLayer[], pairs: Uint32Array, size: number, found: Uint8Array): Promise<{ version: string | null; lost: LostLayer[] }> {
+    const lost: LostLayer[] = []
+    const or = (out: Uint8Array) => {
+      for (let i = 0; i < size; i++) found[i] |= out[i]
+    }
+    const ask = (layer: RedisLayer, batch = layerBatch(layer.store.parameters, pairs)): Promise<void> => {
+      const out = new Uint8Array(size)
+      return layer.store.testBits(batch, out).then(
+        () => or(out),
+        (error: unknown) => {
+          if (!isLayerGone(error)) throw error
+          lost.push({ layer, error })
+        },
+      )
+    }
+    if (isCluster(this.client) || size > MAX_CHECK_KEYS) {
+      const [version] = await Promise.all([this.call(this.client.hget(this.meta, 'version'), 'check'), ...layers.map((layer) => ask(layer))])
+      return { version, lost }
+    }
+    const batches = layers.map((layer) => layerBatch(layer.store.parameters, pairs))
+    // A large batch reads a blocked layer's blocks by the layer's own path (plain GETRANGEs, replies
+    // read in place): cheaper per key than a script's Lua calls. Everything else goes in the one script.
+    const own = layers.map((layer) => size > SCRIPT_ALL_KEYS && layer.store.parameters.layout === 'blocked')
+    const scripted = layers.flatMap((_, j) => (own[j] ? [] : [j]))
+    const checked = scripted.map((j) => ({ keys: layers[j].filter.keys, parameters: layers[j].store.parameters, epoch: layers[j].filter.epoch, batch: batches[j] }))
+    const [answer] = await Promise.all([
+      checkLayers(this.client, this.meta, checked, size, this.options.scanBytesPerKey ?? 512, this.timeout, `check "${this.name}"`),
+      ...layers.flatMap((layer, j) => (own[j] ? [ask(layer, batches[j])] : [])),
+    ])
+    or(answer.found)
+    // Layers the script could not probe (a meta changed, a shard lost): their own path raises the precise error, or answers.
+    await Promise.all(answer.unanswered.map((s) => ask(layers[scripted[s]], batches[scripted[s]])))
+    return { version: answer.version, lost }
   }
 
   async close(): Promise<void> {
     for (const layer of this.layers) await layer.filter.close()
+  }
+
+  /**
+   * The list and its version with the meta's other checked fields: a meta that fails its `check`,
+   * or whose policy is no longer the one this filter opened with, is `BLOOM_CORRUPT_STORE`.
+   */
+  private async readList(): Promise<{ layers: string; version: string; nextId: string | undefined }> {
+    const values = await this.call(this.client.hmget(this.meta, ...LAYERED_CHECKED_FIELDS, 'check'), 'read layers')
+    const fields: Record<string, string | undefined> = {}
+    LAYERED_CHECKED_FIELDS.forEach((field, i) => (fields[field] = values[i] ?? undefined))
+    fields.check = values[LAYERED_CHECKED_FIELDS.length] ?? undefined
+    const { layers, version } = fields
+    if (version === undefined) throw this.gone()
+    verifyLayeredCheck(this.name, fields)
+    for (const field of POLICY_FIELDS) {
+      if (fields[field] !== this.opened[field]) {
+        throw new BloomError(
+          'BLOOM_CORRUPT_STORE',
+          `filter "${this.name}": its layered meta's ${field} changed under an open filter (${JSON.stringify(this.opened[field] ?? null)} → ${JSON.stringify(fields[field] ?? null)}); open it again`,
+        )
+      }
+    }
+    return { layers: layers ?? '', version, nextId: fields.nextId }
+  }
+
+  /** A script on the meta, a reply that the meta is gone answered `BLOOM_NOT_FOUND`. */
+  private async metaScript(script: { readonly body: string; readonly sha: string }, args: readonly string[], what: string): Promise<unknown> {
+    return runScript(this.client, script, [1, this.meta, ...args], this.timeout, `${what} "${this.name}"`).catch((error: unknown) => {
+      throw String((error as Error)?.message).includes(NOT_FOUND_REPLY) ? this.gone() : error
+    })
   }
 
   /** `BLOOM_NOT_FOUND`: the meta is gone under an open filter. */

@@ -259,3 +259,63 @@ describe('reader strictness: the library and the spec’s reader agree on each d
     await redis.del(`${name}:meta`)
   })
 })
+
+/** The spec's reader over many keys, 500 at a time (its BITFIELD_RO takes every probe as an argument). */
+async function specHas(other: spec.Layered, all: string[]): Promise<boolean[]> {
+  const answers: boolean[] = []
+  for (let at = 0; at < all.length; at += 500) answers.push(...(await spec.hasLayered(redis, other, all.slice(at, at + 500))))
+  return answers
+}
+
+describe('layered rebuilds seen by other instances', () => {
+  test('the spec’s writer rebuilds while library instances hold the list from before: they answer on, judge re-added keys against the rebuilt layer alone, and find them once the old layers are gone', async () => {
+    const name = uniqueName('independent-rebuild-seen')
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 500, errorRate: 0.0001, growth: 2, seed: 23 })
+    const again = keys('again', 200)
+    await library.addMany([...keys('old', 1500), ...again])
+    const stale = await RedisLayeredFilter.open(redis, name)
+    expect((await stale.hasMany(again)).every(Boolean)).toBe(true)
+    const other = await spec.openLayered(redis, name)
+    const source = keys('source', 3000)
+    await spec.rebuildLayered(redis, other, source, async () => {
+      // The rebuilt layer is listed and filled, the old layers not yet dropped: both writers judge
+      // re-added keys against the rebuilt layer alone (at most its false positives, 5e-5, are not new).
+      expect((await stale.addMany(again.slice(0, 100))).filter(Boolean).length).toBeGreaterThanOrEqual(98)
+      expect((await spec.addLayered(redis, other, again.slice(100))).filter(Boolean).length).toBeGreaterThanOrEqual(98)
+      expect((await library.hasMany(keys('old', 1500))).every(Boolean)).toBe(true)
+    })
+    // Both library instances still hold a list naming the dropped, destroyed layers.
+    for (const filter of [library, stale]) expect((await filter.hasMany([...source, ...again])).every(Boolean)).toBe(true)
+    expect((await specHas(other, [...source, ...again])).every(Boolean)).toBe(true)
+    const probes = keys('absent', 3000)
+    expect(await library.hasMany(probes)).toEqual(await specHas(other, probes))
+    expect(await stale.hasMany(keys('old', 1500))).toEqual(await specHas(other, keys('old', 1500)))
+    expect((await library.layers()).map((layer) => layer.count)).toEqual(await spec.countsOf(redis, other))
+    await stale.close()
+    await library.destroy()
+  })
+
+  test('the library rebuilds while the spec’s writer adds and another library instance holds the list from before: all three agree afterwards', async () => {
+    const name = uniqueName('independent-rebuild-agree')
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 1000, errorRate: 0.001, growth: 2, seed: 24 })
+    await library.addMany(keys('old', 2500))
+    const stale = await RedisLayeredFilter.open(redis, name)
+    expect((await stale.hasMany(keys('old', 2500))).every(Boolean)).toBe(true)
+    const other = await spec.openLayered(redis, name)
+    const source = keys('source', 40_000)
+    const rebuilt = library.rebuild(source)
+    while (!String(await redis.hget(`${name}:meta`, 'layers')).split(',').some((entry, i) => i > 0 && entry.split('/')[2] === '0')) await new Promise((resolve) => setTimeout(resolve, 1))
+    // Old keys re-added while the rebuilt layer is filled: new to it, so written and kept.
+    expect((await spec.addLayered(redis, other, keys('old', 300))).filter(Boolean).length).toBeGreaterThanOrEqual(295)
+    await rebuilt
+    const all = [...source.slice(0, 3000), ...keys('old', 300)]
+    expect((await stale.hasMany(all)).every(Boolean)).toBe(true)
+    expect((await specHas(other, all)).every(Boolean)).toBe(true)
+    const probes = [...keys('absent', 3000), ...keys('old', 2500).slice(300)]
+    const answers = await specHas(other, probes)
+    expect(await stale.hasMany(probes)).toEqual(answers)
+    expect(await library.hasMany(probes)).toEqual(answers)
+    await stale.close()
+    await library.destroy()
+  })
+})

@@ -473,23 +473,57 @@ function judgedForAdds(l: Layered, entries: Entry[]): Entry[] {
 
 /** Checks keys against the checked layers, re-reading the version after the probes (9.8). */
 export async function hasLayered(redis: Redis, l: Layered, keys: string[], now = Date.now(), adding = false): Promise<boolean[]> {
-  const out = new Array<boolean>(keys.length).fill(false)
-  const probed = new Set<number>()
-  let [layers, version] = await redis.hmget(`${l.name}:meta`, 'layers', 'version')
+  return (await probeLayered(redis, l, keys, now, adding)).found
+}
+
+const isGone = (error: unknown) => error instanceof SpecError && error.code === 'BLOOM_DATA_LOST'
+
+/**
+ * Checking (9.8), and adding step 1 when `adding`: probes the checked (judged) layers, then reads
+ * the list again; a moved list sends it to the layers it did not probe. A layer found gone is
+ * lost only if the list read again still holds it. An add whose judged layers left the list
+ * judges again over the new list alone. Returns the answers and the ids of the layers they rest on.
+ */
+async function probeLayered(redis: Redis, l: Layered, keys: string[], now: number, adding: boolean): Promise<{ found: boolean[]; judged: number[] }> {
+  const meta = `${l.name}:meta`
+  const found = new Array<boolean>(keys.length).fill(false)
+  let probed = new Set<number>()
+  let [layers, version] = await redis.hmget(meta, 'layers', 'version')
   for (;;) {
     if (version === null) throw new SpecError('BLOOM_NOT_FOUND', l.name)
     const checked = checkedEntries(l, parseLayers(layers ?? ''), now)
-    for (const entry of adding ? judgedForAdds(l, checked) : checked) {
-      if (probed.has(entry.id)) continue
-      probed.add(entry.id)
-      const layer = await openLayer(redis, l, entry)
-      if (layer === undefined) continue
-      ;(await hasFixed(redis, layer, keys)).forEach((found, i) => (out[i] ||= found))
+    const asked = adding ? judgedForAdds(l, checked) : checked
+    const ids = new Set(asked.map((entry) => entry.id))
+    if (adding && [...probed].some((id) => !ids.has(id))) {
+      found.fill(false)
+      probed = new Set()
     }
-    const again = await redis.hget(`${l.name}:meta`, 'version')
-    if (again === version) return out
-    ;[layers, version] = await redis.hmget(`${l.name}:meta`, 'layers', 'version')
+    let gone = false
+    for (const entry of asked) {
+      if (probed.has(entry.id)) continue
+      try {
+        const layer = await openLayer(redis, l, entry)
+        if (layer !== undefined) (await hasFixed(redis, layer, keys)).forEach((held, i) => (found[i] ||= held))
+      } catch (error) {
+        if (!isGone(error)) throw error
+        gone = true
+        break
+      }
+      probed.add(entry.id)
+    }
+    const [again, againVersion] = await redis.hmget(meta, 'layers', 'version')
+    if (againVersion === version) {
+      if (gone) throw new SpecError('BLOOM_DATA_LOST', `${l.name}: a listed layer is gone`)
+      return { found, judged: [...ids] }
+    }
+    ;[layers, version] = [again, againVersion]
   }
+}
+
+/** The ids of the layers an add judges against now (9.8, adding step 1). */
+async function judgedNow(redis: Redis, l: Layered, now: number): Promise<Set<number>> {
+  const layers = await redis.hget(`${l.name}:meta`, 'layers')
+  return new Set(judgedForAdds(l, checkedEntries(l, parseLayers(layers ?? ''), now)).map((entry) => entry.id))
 }
 
 /**
@@ -552,14 +586,36 @@ export async function growLayer(redis: Redis, l: Layered, version: string, entry
   return Number(id)
 }
 
-/** Adds keys as 9.8 says: checked first, then into the writable layer with reservations, one key at a time in effect. */
+/**
+ * Adds keys as 9.8 says: checked first, then into the writable layer with reservations, one key
+ * at a time in effect; then confirmed (step 7): keys whose answer rests on a layer no longer judged
+ * (a rebuild listed its layer meanwhile) go back to step 1.
+ */
 export async function addLayered(redis: Redis, l: Layered, keys: string[], now = Date.now()): Promise<boolean[]> {
-  const meta = `${l.name}:meta`
   const answers = new Array<boolean>(keys.length).fill(false)
-  const found = await hasLayered(redis, l, keys, now, true)
-  let pending = keys.map((_, i) => i).filter((i) => !found[i])
-  let previous: Fixed | undefined
+  let todo = keys.map((_, i) => i)
+  while (todo.length > 0) {
+    const { found, judged } = await probeLayered(redis, l, todo.map((i) => keys[i]), now, true)
+    const held = todo.filter((_, j) => found[j])
+    for (const i of todo) answers[i] = false
+    const rested = new Map<number, number[]>()
+    const unwritten = await writeLayered(redis, l, keys, todo.filter((_, j) => !found[j]), now, answers, rested)
+    const still = await judgedNow(redis, l, now)
+    todo = [...(judged.some((id) => !still.has(id)) ? held : []), ...[...rested].flatMap(([id, slots]) => (still.has(id) ? [] : slots)), ...unwritten].sort((a, b) => a - b)
+  }
+  return answers
+}
+
+/**
+ * Steps 2–6 for the keys `pending` judged new: answers[i] set, and each layer's id mapped to the
+ * keys whose answer rests on it. Returns the keys not written because their layer was found gone
+ * and no longer listed (they go back to step 1).
+ */
+async function writeLayered(redis: Redis, l: Layered, keys: string[], pending: number[], now: number, answers: boolean[], rested: Map<number, number[]>): Promise<number[]> {
+  const meta = `${l.name}:meta`
+  let previous: { fixed: Fixed; id: number } | undefined
   const window = l.policy === 'rotating' ? windowOf(l.seconds, now) : 0
+  const rest = (id: number, slots: number[]) => rested.set(id, [...(rested.get(id) ?? []), ...slots])
   while (pending.length > 0) {
     const [layers, version] = await redis.hmget(meta, 'layers', 'version')
     if (version === null) throw new SpecError('BLOOM_NOT_FOUND', l.name)
@@ -573,42 +629,83 @@ export async function addLayered(redis: Redis, l: Layered, keys: string[], now =
       await growLayer(redis, l, version, { window, index, capacity }, now)
       continue
     }
-    let layer = await openLayer(redis, l, newest)
-    if (layer === undefined) {
-      await createFixed(redis, `${l.name}:L${newest.id}`, sizeLayer(l, newest.index, newest.capacity))
-      await redis.hset(meta, `ready:${newest.id}`, '1')
-      layer = await openFixed(redis, `${l.name}:L${newest.id}`)
-    }
-    if (previous !== undefined && previous.name !== layer.name) {
-      // Step 6: keys left over from a layer that filled are judged against it again.
-      const held = await hasFixed(redis, previous, pending.map((i) => keys[i]))
-      pending = pending.filter((_, j) => !held[j])
-      if (pending.length === 0) break
-    }
-    previous = layer
-    let taking = pending
-    const key = `count:${newest.id}`
-    if (l.growth !== 0) {
-      const want = Math.min(pending.length, Math.max(1, newest.capacity - count))
-      const total = Number(await redis.hincrby(meta, key, want))
-      const granted = Math.max(0, Math.min(want, newest.capacity - (total - want)))
-      if (granted === 0) {
-        await redis.hincrby(meta, key, -want)
-        continue
+    try {
+      let layer = await openLayer(redis, l, newest)
+      if (layer === undefined) {
+        await createFixed(redis, `${l.name}:L${newest.id}`, sizeLayer(l, newest.index, newest.capacity))
+        await redis.hset(meta, `ready:${newest.id}`, '1')
+        layer = await openFixed(redis, `${l.name}:L${newest.id}`)
       }
-      taking = pending.slice(0, granted)
+      if (previous !== undefined && previous.id !== newest.id) {
+        // Step 6: keys left over from a layer that filled are judged against it again.
+        const inPrevious = await hasFixed(redis, previous.fixed, pending.map((i) => keys[i]))
+        rest(previous.id, pending.filter((_, j) => inPrevious[j]))
+        pending = pending.filter((_, j) => !inPrevious[j])
+        if (pending.length === 0) break
+      }
+      previous = { fixed: layer, id: newest.id }
+      const key = `count:${newest.id}`
+      const want = l.growth === 0 ? 0 : Math.min(pending.length, Math.max(1, newest.capacity - count))
+      let granted = pending.length
+      if (l.growth !== 0) {
+        const total = Number(await redis.hincrby(meta, key, want))
+        granted = Math.max(0, Math.min(want, newest.capacity - (total - want)))
+        if (granted === 0) {
+          await redis.hincrby(meta, key, -want)
+          continue
+        }
+      }
+      const taking = pending.slice(0, granted)
+      const fresh = await addFixed(redis, layer, taking.map((i) => keys[i]))
       pending = pending.slice(granted)
-      const fresh = await addFixed(redis, layer, taking.map((i) => keys[i]))
       taking.forEach((i, j) => (answers[i] = fresh[j]))
+      rest(newest.id, taking)
       await redis.hincrby(meta, key, fresh.filter(Boolean).length - want)
-    } else {
-      pending = []
-      const fresh = await addFixed(redis, layer, taking.map((i) => keys[i]))
-      taking.forEach((i, j) => (answers[i] = fresh[j]))
-      await redis.hincrby(meta, key, fresh.filter(Boolean).length)
+    } catch (error) {
+      // A layer found gone: lost if still listed, else unlisted meanwhile (its keys go back to step 1).
+      if (!isGone(error)) throw error
+      const listed = parseLayers((await redis.hget(meta, 'layers')) ?? '').map((entry) => entry.id)
+      if (listed.includes(newest.id) && (previous === undefined || listed.includes(previous.id))) throw error
+      return pending
     }
   }
-  return answers
+  return []
+}
+
+/**
+ * Rebuild (9.8, scalable only): lists a layer of index 0 sized for the distinct keys, creates and
+ * fills it (counting the keys new to it alone), calls `whileListed` (what other processes do
+ * meanwhile), then unlists every layer before it and destroys their filters.
+ */
+export async function rebuildLayered(redis: Redis, l: Layered, keys: string[], whileListed: () => Promise<void> = async () => {}): Promise<void> {
+  const meta = `${l.name}:meta`
+  const capacity = Math.max(l.capacity, new Set(keys).size)
+  let id: number | undefined
+  while (id === undefined) id = await growLayer(redis, l, String(await redis.hget(meta, 'version')), { window: 0, index: 0, capacity }, Date.now())
+  const layer = await openFixed(redis, `${l.name}:L${id}`)
+  for (let at = 0; at < keys.length; at += 1000) {
+    const fresh = await addFixed(redis, layer, keys.slice(at, at + 1000))
+    await redis.hincrby(meta, `count:${id}`, fresh.filter(Boolean).length)
+  }
+  await whileListed()
+  for (;;) {
+    const f = await redis.hgetall(meta)
+    const entries = parseLayers(f.layers ?? '')
+    const before = entries.slice(0, entries.findIndex((entry) => entry.id === id))
+    const after = { ...f, layers: entries.slice(before.length).map((e) => `${e.id}/${e.window}/${e.index}/${e.capacity}`).join(','), version: String(Number(f.version) + 1) }
+    const check = f.check === undefined ? '' : layeredCheck(after)
+    const applied = await redis.eval(GROW, 1, meta, f.version, f.check ?? '', after.layers, after.version, f.nextId, check, 0, ...before.map((e) => String(e.id)))
+    if (Number(applied) !== 1) continue
+    for (const entry of before) await destroyFixed(redis, `${l.name}:L${entry.id}`)
+    return
+  }
+}
+
+/** Destroy (9.6) of a fixed filter: its meta first, then its shard keys. */
+async function destroyFixed(redis: Redis, name: string): Promise<void> {
+  const shards = Number(await redis.hget(`${name}:meta`, 'shards'))
+  await redis.del(`${name}:meta`)
+  if (shards > 0) await redis.del(...shardKeys(name, shards), ...shardKeys(name, shards, 'next:'))
 }
 
 /** Each checked layer's count (9.8), oldest first. */
