@@ -36,7 +36,12 @@ export const LAYERED_CASES = {
   'rotating-growing': { options: { capacity: 200, errorRate: 0.01, growth: 2, seed: GOLDEN_SEED, window: { seconds: 60, keep: 3 } }, keys: 1200 },
 }
 
-/** Where each of the rotating case's batches is added: three windows, the middle one skipped over, then one more. */
+/**
+ * Where each of the rotating case's batches is added: three windows, the middle one skipped over, then one more.
+ * Its bytes changed once, on purpose (issue 33 item 3): two first-time keys, `golden:503` and `golden:976`, that an
+ * older window's layers held by chance (false positives) were left out of their own window before; an add writes
+ * every key into its window since (docs/SPEC.md 8), so each window's second layer counts 200, not 199.
+ */
 export const ROTATING_STEPS = [0, 60_000, 180_000] as const
 
 const folder = new URL('./fixtures/golden/', import.meta.url)

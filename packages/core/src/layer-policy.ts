@@ -238,12 +238,22 @@ function sizeAtMostHashes(capacity: number, errorRate: number, seed: number, sha
 /**
  * The window that time `nowMs` falls in: ⌊nowMs / (seconds × 1000)⌋. A rotating filter's layers
  * of windows at or below `current − keep` are dropped.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` unless `nowMs` is a number from 0 to 2^53 − 1.
  */
 export function windowOf(policy: LayerPolicy, nowMs: number): number {
-  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs) || nowMs < 0) {
-    throw invalidParameter('clock()', 'milliseconds since the Unix epoch, a finite number ≥ 0', nowMs)
+  if (typeof nowMs !== 'number' || !(nowMs >= 0 && nowMs <= Number.MAX_SAFE_INTEGER)) {
+    throw invalidParameter('clock()', 'milliseconds since the Unix epoch, a number from 0 to 2^53 − 1', nowMs)
   }
   return Math.floor(nowMs / (policy.seconds * 1000))
+}
+
+/**
+ * The latest window a rotating filter may hold: the last to start by 2^53 − 1 ms (the latest time
+ * {@link windowOf} takes), so that a window's arithmetic (its start in ms, w ± keep, Redis's
+ * decimal text of it) stays exact in a double (docs/SPEC.md, section 8).
+ */
+export function maxWindow(policy: LayerPolicy): number {
+  return Math.floor(Number.MAX_SAFE_INTEGER / (policy.seconds * 1000))
 }
 
 /** What `layers` reports for each layer, oldest first. */

@@ -1,14 +1,13 @@
 import { answerEach } from './answer-each.js'
 import type { Outcome } from './bit-store.js'
-import { BloomFilter } from './bloom-filter.js'
 import { BloomError, noJsonForm } from './errors.js'
 import { INSPECT, inspectHidingSeed, type Inspect } from './hidden-seed.js'
 import type { BloomKey, KeyHasher } from './key-hasher.js'
 import { addBatch, type AddContext } from './layered-add.js'
 import { hashPairs, keyBatches } from './layered-batch.js'
-import { encodeLayeredSnapshot } from './layered-snapshot.js'
+import { errorRateSteps, exportSteps, layerInfos } from './layered-report.js'
 import type { LayeredFilterOptions, LayerStorage, StoredLayer } from './layer-storage.js'
-import { compoundErrorRate, layerCapacity, layeredMergeRefused, layerErrorRate, modelRate, layerParameters, windowOf, type LayerInfo, type LayerPolicy } from './layer-policy.js'
+import { layerCapacity, layeredMergeRefused, layerParameters, windowOf, type LayerInfo, type LayerPolicy } from './layer-policy.js'
 import { checkClock, foundIn, probeOf, runSteps, type Probe, type Steps } from './layered-steps.js'
 import { TickBatch } from './tick-batch.js'
 
@@ -45,8 +44,12 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   private readonly maxShardBits: number | undefined
   /** Sync ports: the checked layers' probes, newest first, rebuilt by {@link relist} after each change of the list. */
   private probes: Probe[] = []
-  /** The latest window seen (rotating): time never runs backwards for the filter. */
+  /** The latest window seen (rotating): of the clock's readings and the listed layers; never runs backwards. */
   private window: number
+  /** The window of the clock's last reading (rotating): adds from `keep` windows behind {@link window} are refused. */
+  private clockWindow = 0
+  /** Sync ports: how many of {@link probes}, newest first, an add judges keys against ({@link judged}). */
+  private judgedProbes = 0
   private closed = false
   /** Single async has() calls of the current tick, checked together when it ends. */
   private readonly gathered = new TickBatch<BloomKey, boolean>((keys) => this.hasManyLater(keys))
@@ -65,9 +68,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     this.rotating = policy.kind === 'rotating'
     this.batchKeys = options.batchKeys ?? 16_384
     this.maxShardBits = options.maxShardBits
-    let window = 0
-    for (const layer of storage.layers) window = Math.max(window, layer.entry.window)
-    this.window = window
+    this.window = storage.layers.reduce((window, layer) => Math.max(window, layer.entry.window), 0)
     // A synchronous filter drops windows that have passed at once (an imported one included).
     if (storage.sync) {
       this.advance()
@@ -87,16 +88,16 @@ export class LayeredFilter<Sync extends boolean = boolean> {
 
   /** Bytes held by the listed layers' bits. */
   get byteLength(): number {
-    let total = 0
-    for (const layer of this.storage.layers) total += layer.store.parameters.bits / 8
-    return total
+    return this.storage.layers.reduce((total, layer) => total + layer.store.parameters.bits / 8, 0)
   }
 
   /**
-   * Adds a key: true if it was new. A key that any live layer holds (or seems to: a false
-   * positive) answers false and writes nothing; otherwise it goes into the newest layer (of the
-   * current window), a new layer being added first when that one is full.
-   * @throws BloomError `BLOOM_INVALID_KEY`, `BLOOM_CLOSED`, or the store's error.
+   * Adds a key: true if it was new, to any layer (scalable) or to the current window's (rotating:
+   * a key only older windows hold is written again, so that it is kept `keep` windows from now). A
+   * key held (or seeming to be: a false positive) answers false and writes nothing. New keys go into
+   * the newest layer (of the current window), a new layer being added first when that one is full.
+   * @throws BloomError `BLOOM_INVALID_KEY`, `BLOOM_CLOSED`, `BLOOM_CLOCK_SKEW` (rotating: this
+   *   clock is `keep` windows or more behind the filter's), or the store's error.
    */
   add(key: BloomKey): Outcome<Sync, boolean> {
     if (!this.sync) return this.addManyLater([key]).then((answers) => answers[0]) as Outcome<Sync, boolean>
@@ -138,28 +139,14 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     const hasher = this.hasher
     return this.run(
       (function* (self: LayeredFilter<Sync>): Steps<number> {
-        const layers = yield* self.liveLayers()
-        const rates: number[] = []
-        for (const layer of layers) rates.push((yield new BloomFilter(layer.store, hasher).errorRate()) as number)
-        return compoundErrorRate(rates)
+        return yield* errorRateSteps(hasher, yield* self.liveLayers())
       })(this),
     )
   }
 
   /** Each live layer, oldest first: capacity, count, the error rate it is sized for, parameters, window. */
   layers(): Outcome<Sync, LayerInfo[]> {
-    return this.run(
-      this.liveSteps((layers) =>
-        layers.map((layer) => ({
-          capacity: layer.entry.capacity,
-          count: layer.count,
-          errorRate: layerErrorRate(this.policy, layer.entry.index),
-          expectedErrorRate: modelRate(layer.store.parameters, layer.entry.capacity),
-          parameters: layer.store.parameters,
-          window: layer.entry.window,
-        })),
-      ),
-    )
+    return this.run(this.liveSteps((layers) => layerInfos(this.policy, layers)))
   }
 
   /** The layered snapshot (docs/SPEC.md, section 8): the policy, then each live layer's record and version-1 snapshot. */
@@ -167,13 +154,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     const hasher = this.hasher
     return this.run(
       (function* (self: LayeredFilter<Sync>): Steps<Uint8Array> {
-        const layers = yield* self.liveLayers()
-        const written = []
-        for (const layer of layers) {
-          const snapshot = (yield new BloomFilter(layer.store, hasher).export()) as Uint8Array
-          written.push({ window: layer.entry.window, count: layer.count, snapshot })
-        }
-        return encodeLayeredSnapshot(self.policy, written)
+        return yield* exportSteps(self.policy, hasher, yield* self.liveLayers())
       })(this),
     )
   }
@@ -248,15 +229,27 @@ export class LayeredFilter<Sync extends boolean = boolean> {
    */
   private advance(): Outcome<Sync, void> | undefined {
     if (!this.rotating) return undefined
-    const window = windowOf(this.policy, this.clock())
+    const window = (this.clockWindow = windowOf(this.policy, this.clock()))
     if (window <= this.window) return undefined
     this.window = window
     const oldest = window - this.policy.keep + 1
     const gone = this.storage.layers.filter((layer) => layer.entry.window < oldest)
-    if (gone.length === 0) return undefined
-    const dropped = this.storage.drop(gone, 'passed')
+    const dropped = gone.length === 0 ? undefined : this.storage.drop(gone, 'passed')
+    // Adds judge keys against the current window's layers: they change with the window.
     if (this.sync) this.relist()
     return dropped
+  }
+
+  /**
+   * The window adds write into (rotating): the filter's, moved on to the newest listed layer's
+   * when another process's clock is ahead, so that the list stays in window order whoever appends.
+   * @throws BloomError `BLOOM_CLOCK_SKEW` when the clock is `keep` or more windows behind it.
+   */
+  private currentWindow(): number {
+    // A sync port's one writer is this filter: no listed window is past its own.
+    if (!this.sync) for (const layer of this.storage.layers) if (layer.entry.window > this.window) this.window = layer.entry.window
+    checkClock(this.policy, this.clockWindow, this.window)
+    return this.window
   }
 
   /** The layers a check asks: every listed one (scalable), those of the last `keep` windows (rotating). */
@@ -268,14 +261,15 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   }
 
   /**
-   * The layers an add judges keys against (docs/SPEC.md 9.8, adding step 1): the checked ones,
-   * except that while a rebuild runs (a scalable list with an index-0 layer after its first: only
-   * a backend's `rebuild` lists one) only that layer and those after it. The layers before it are
-   * about to be dropped: a key they seem to hold (a false positive) must still be written.
+   * The layers an add judges keys against (docs/SPEC.md 9.8, adding step 1). Rotating: the current
+   * window's, so that a key only older windows hold is written again (section 8). Scalable: every
+   * layer, except that while a rebuild runs (an index-0 layer after the first: only a backend's
+   * `rebuild` lists one) only that layer and those after it: a key that the layers about to be
+   * dropped seem to hold must still be written.
    */
   private judged(): readonly StoredLayer<Sync>[] {
     const layers = this.checked()
-    if (this.rotating) return layers
+    if (this.rotating) return layers.filter((layer) => layer.entry.window >= this.window)
     for (let i = layers.length - 1; i > 0; i--) if (layers[i].entry.index === 0) return layers.slice(i)
     return layers
   }
@@ -283,11 +277,13 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   /** The layer new keys go into now: the newest (of the current window), after adding one when it is full. */
   private *writable(): Steps<StoredLayer<Sync>> {
     for (;;) {
-      if (this.rotating) checkClock(this.policy, this.window, this.storage.layers)
-      const window = this.rotating ? this.window : 0
+      const window = this.rotating ? this.currentWindow() : 0
       const layers = this.storage.layers
-      const newest = layers.length === 0 ? undefined : layers[layers.length - 1]
-      const same = newest !== undefined && newest.entry.window === window
+      // The window's last layer: the newest listed, unless an earlier release's lagging writer appended an older window after it.
+      let at = layers.length - 1
+      while (at >= 0 && layers[at].entry.window !== window) at--
+      const newest = at < 0 ? undefined : layers[at]
+      const same = newest !== undefined
       if (same && (this.policy.growth === 0 || newest.count < newest.entry.capacity)) return newest
       // One rule for the next layer: the policy's capacity for its index, and never less than growth× the
       // layer before it (which a rebuild may have made larger than its index says).
@@ -303,12 +299,16 @@ export class LayeredFilter<Sync extends boolean = boolean> {
 
   private addNow(key: BloomKey): boolean {
     this.checkOpen()
-    if (this.rotating) this.advance()
+    if (this.rotating) {
+      this.advance()
+      this.currentWindow()
+    }
     const hasher = this.hasher
     hasher.hash(key)
     const a = hasher.pair[0]
     const b = hasher.pair[1]
-    if (this.foundNow(a, b)) return false
+    const probes = this.probes
+    for (let i = 0; i < this.judgedProbes; i++) if (probes[i].has(a, b)) return false
     const layers = this.storage.layers
     const newest = layers.length === 0 ? undefined : layers[layers.length - 1]
     const layer =
@@ -327,9 +327,10 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     return false
   }
 
-  /** Rebuilds the probes of a sync port's checked layers after the list changed (only core changes it). */
+  /** Rebuilds the probes of a sync port's checked layers after the list or the window changed (only core changes them). */
   private relist(): void {
     this.probes = this.checked().map(probeOf).reverse()
+    this.judgedProbes = this.judged().length // the newest of the checked layers
   }
 
   // The asynchronous path: batches, each key hashed once, every layer asked at once.
@@ -362,7 +363,11 @@ export class LayeredFilter<Sync extends boolean = boolean> {
       storage: async.storage,
       growth: this.policy.growth,
       isClosed: () => this.closed,
-      judged: () => async.judged(),
+      judged: () => {
+        // Rotating: the current window first (a list moved on by another process moves it; a lagging clock is refused).
+        if (this.rotating) async.currentWindow()
+        return async.judged()
+      },
       writable: () => runSteps(false, async.writable()) as Promise<StoredLayer<false>>,
     }
     const results: boolean[] = []

@@ -3,7 +3,7 @@ import { BloomError } from './errors.js'
 import { checkParameters, HASH_SCHEMES, layoutOfScheme, type FilterParameters } from './parameters.js'
 import { decodeSnapshot, getUint64, setUint64, snapshotBytes, SNAPSHOT_HEADER_BYTES } from './snapshot.js'
 import { checkErrorRate } from './sizing.js'
-import { layerPolicyOf, type LayerPolicy } from './layer-policy.js'
+import { layerPolicyOf, maxWindow, type LayerPolicy } from './layer-policy.js'
 
 /** The format version of a layered snapshot (docs/SPEC.md, section 8). */
 export const LAYERED_SNAPSHOT_VERSION = 2
@@ -159,8 +159,9 @@ export function decodeLayeredSnapshot(bytes: Uint8Array): LayeredSnapshot {
     if (record.getUint32(16, true) !== crc32(bytes.subarray(at, at + 16))) throw corrupt(`layer ${i}'s record fails its CRC-32 check`)
     const window = getUint64(record, 0)
     const layerCount = getUint64(record, 8)
-    if (policy.kind === 'scalable' ? window !== 0 : window < lastWindow) {
-      throw corrupt(`layer ${i} has window ${window}: ${policy.kind === 'scalable' ? 'a scalable filter’s layers have window 0' : 'windows must not decrease'}`)
+    if (policy.kind === 'scalable' ? window !== 0 : window < lastWindow || window > maxWindow(policy)) {
+      const rule = policy.kind === 'scalable' ? 'a scalable filter’s layers have window 0' : window < lastWindow ? 'windows must not decrease' : `windows start by 2^53 − 1 ms (at most ${maxWindow(policy)})`
+      throw corrupt(`layer ${i} has window ${window}: ${rule}`)
     }
     lastWindow = window
     at += LAYER_RECORD_BYTES

@@ -68,21 +68,21 @@ export function probeOf(layer: StoredLayer): Probe {
 }
 
 /**
- * Refuses a write from `window` when it is `keep` or more windows behind the newest listed
- * layer's (another process's, on a shared store): readers on time no longer check that window, so
- * the keys would be invisible, a silent loss. A lag of fewer windows writes into its own window,
- * which readers still check.
+ * Refuses an add from a clock in window `clockWindow` when the filter is at `window` (the newest
+ * listed layer's, another process's on a shared store, or a later reading of this filter's own
+ * clock) and readers keep only windows from `window − keep + 1`: a clock that far behind is wrong,
+ * and its keys would either go into a window no reader on time checks or outlive by `keep`
+ * windows or more what its own clock promises (docs/SPEC.md 9.8). A lag of fewer windows adds
+ * into `window`.
  * @throws BloomError `BLOOM_CLOCK_SKEW`.
  */
-export function checkClock(policy: LayerPolicy, window: number, layers: readonly StoredLayer[]): void {
-  let newest = window
-  for (const layer of layers) if (layer.entry.window > newest) newest = layer.entry.window
-  const oldest = newest - policy.keep + 1
-  if (window >= oldest) return
+export function checkClock(policy: LayerPolicy, clockWindow: number, window: number): void {
+  const oldest = window - policy.keep + 1
+  if (clockWindow >= oldest) return
   throw new BloomError(
     'BLOOM_CLOCK_SKEW',
-    `add: this process's clock is in window ${window}, but the filter's newest layer is of window ${newest} and readers keep only windows ${oldest} to ${newest} ` +
-      `(windows of ${policy.seconds} s): keys added now would be invisible to them. Fix this process's clock`,
+    `add: this process's clock is in window ${clockWindow}, but the filter is in window ${window} (its newest layer, or a later time its clock showed) and readers keep only windows ${oldest} to ${window} ` +
+      `(windows of ${policy.seconds} s): ${policy.keep} or more windows behind. Fix this process's clock`,
   )
 }
 

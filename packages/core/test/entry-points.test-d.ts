@@ -99,7 +99,7 @@ test("'@bloomkit/core/store' holds what a backend author needs: at most 40 names
   expectTypeOf<AtMost<UnionLength<Names>, 40>>().toEqualTypeOf<true>()
   // The groups hold what backends import from them, and nothing else.
   expectTypeOf<keyof typeof Store.hashSchemes>().toEqualTypeOf<'HASH_SCHEMES' | 'layoutOfScheme' | 'schemeOf'>()
-  expectTypeOf<keyof typeof Store.layerPolicies>().toEqualTypeOf<'checkPolicyKind' | 'layerCapacity' | 'layerErrorRate' | 'layerParameters' | 'layerPolicyOf'>()
+  expectTypeOf<keyof typeof Store.layerPolicies>().toEqualTypeOf<'checkPolicyKind' | 'layerCapacity' | 'layerErrorRate' | 'layerParameters' | 'layerPolicyOf' | 'maxWindow'>()
   expectTypeOf<keyof typeof Store.snapshotFormat>().toEqualTypeOf<
     'COUNTING_SNAPSHOT_VERSION' | 'decodeSnapshotHeader' | 'encodeSnapshotHeader' | 'encodeCountingHeader' | 'readParameterFields' | 'SNAPSHOT_HEADER_BYTES' | 'writeParameterFields'
   >()

@@ -8,7 +8,7 @@ import { DEFAULT_SHARD_BITS, isCluster, timeoutOf, type RedisClient, type RedisF
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { runScript } from './scripts.js'
 
-const { layerParameters } = layerPolicies
+const { layerParameters, maxWindow } = layerPolicies
 
 const { layerBatch } = layeredBatch
 
@@ -116,9 +116,10 @@ export class RedisLayers implements LayerStorage<false> {
   async append(entry: Omit<LayerEntry, 'id'>, parameters: FilterParameters): Promise<RedisLayer | undefined> {
     const rotating = this.policy.kind === 'rotating'
     const minWindow = rotating ? entry.window - this.policy.keep + 1 : 0
-    const metaTtl = rotating ? (this.policy.keep + 1) * this.policy.seconds * 1000 + WINDOW_GRACE_MS : 0
+    // In integers: (keep + 1) · seconds · 1000 may pass 2^53.
+    const metaTtl = rotating ? String(BigInt(this.policy.keep + 1) * BigInt(this.policy.seconds) * 1000n + BigInt(WINDOW_GRACE_MS)) : '0'
     const [version, layers, id] = (await this.call(
-      this.client.eval(GROW, 1, this.meta, this.version, `${entry.window}/${entry.index}/${entry.capacity}`, String(minWindow), String(metaTtl)),
+      this.client.eval(GROW, 1, this.meta, this.version, `${entry.window}/${entry.index}/${entry.capacity}`, String(minWindow), metaTtl),
       'grow',
     )) as [string, string, string | undefined]
     if (id === undefined || id === '' || id === null) {
@@ -269,6 +270,10 @@ export class RedisLayers implements LayerStorage<false> {
   private async adopt(version: string, text: string, made?: RedisLayer): Promise<void> {
     if (storedInteger(`filter "${this.name}"`, 'version', version) < 1) throw badField(`filter "${this.name}"`, 'version', version, 'at least 1')
     const entries = parseEntries(text)
+    const last = this.policy.kind === 'rotating' ? maxWindow(this.policy) : 0
+    // A window past the last one (docs/SPEC.md 8) no writer makes: its arithmetic would not be exact.
+    const beyond = entries.find((entry) => entry.window > last)
+    if (beyond !== undefined) throw new BloomError('BLOOM_CORRUPT_STORE', `filter "${this.name}": its layered meta lists a layer of window ${beyond.window}, past the last window ${last}`)
     const held = new Map(this.layers.map((layer) => [layer.entry.id, layer]))
     if (made !== undefined) held.set(made.entry.id, made)
     const fresh = entries.filter((entry) => !held.has(entry.id))
@@ -332,9 +337,9 @@ export class RedisLayers implements LayerStorage<false> {
     return ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : undefined
   }
 
-  /** A rotating layer lives until `keep` windows after its own (plus a grace). */
+  /** A rotating layer lives until `keep` windows after its own (plus a grace); exact, as the window's start is at most 2^53 − 1 ms. */
   private layerTtlSeconds(entry: LayerEntry): number {
-    const endMs = (entry.window + this.policy.keep) * this.policy.seconds * 1000 + WINDOW_GRACE_MS
-    return Math.max(1, Math.ceil((endMs - this.clock()) / 1000))
+    const { seconds, keep } = this.policy
+    return Math.max(1, Math.ceil((entry.window * seconds * 1000 - this.clock() + WINDOW_GRACE_MS) / 1000) + keep * seconds)
   }
 }

@@ -2,6 +2,7 @@ import { BloomError } from '../errors.js'
 import type { BloomKey } from '../key-hasher.js'
 import type { LayeredFilter } from '../layered-filter.js'
 import type { LayeredOptions, RotatingOptions } from '../layer-policy.js'
+import { layeredWindowTests, type WithFilters } from './layered-window-tests.js'
 import { caught, check, type TestFunction } from './suite-support.js'
 
 /** Inputs of {@link layeredFilterSuite}. */
@@ -45,14 +46,7 @@ const codeOf = (error: unknown): string | undefined => (error instanceof BloomEr
 export function layeredFilterSuite(options: LayeredFilterSuiteOptions): void {
   const { test, factory, importer, sharer, timeout, name = 'LayeredFilter' } = options
 
-  const withFilters = (
-    title: string,
-    body: (
-      make: (o: LayeredOptions) => Promise<LayeredFilter>,
-      load: (s: Uint8Array, clock?: () => number) => Promise<LayeredFilter>,
-      share: (filter: LayeredFilter, clock: () => number) => Promise<LayeredFilter>,
-    ) => Promise<void>,
-  ) => {
+  const withFilters: WithFilters = (title, body) => {
     test(
       `${name}: ${title}`,
       async () => {
@@ -138,19 +132,6 @@ export function layeredFilterSuite(options: LayeredFilterSuiteOptions): void {
     check(windows.every((window) => window > 1000), `the layer of the window that passed is gone; windows ${windows.join(', ')}`)
   })
 
-  withFilters('a rotating filter’s window never runs backwards: a clock that steps back writes into the latest window', async (make) => {
-    let now = 1_000 * 60_000
-    const filter = await make({ capacity: 50, errorRate: 0.001, seed: 5, window: { seconds: 60, keep: 2 }, clock: () => now } as RotatingOptions)
-    now += 5 * 60_000
-    await filter.add('first')
-    now -= 4 * 60_000
-    await filter.add('behind')
-    const windows = (await filter.layers()).map((layer) => layer.window)
-    check(windows.length === 1 && windows[0] === 1005, `one layer, window 1005; got ${windows.join(', ')}`)
-    now += 4 * 60_000
-    check(await filter.has('behind'), 'a key added while the clock stepped back is found once it is on time again')
-  })
-
   if (sharer !== undefined) {
     withFilters('a writer whose clock lags keep windows behind a shared filter’s newest layer gets BLOOM_CLOCK_SKEW and writes nothing; one keep − 1 behind adds visibly', async (make, _, share) => {
       const minute = 60_000
@@ -220,4 +201,6 @@ export function layeredFilterSuite(options: LayeredFilterSuiteOptions): void {
       check(codeOf(await caught(call, what)) === 'BLOOM_CLOSED', `${what} after close is BLOOM_CLOSED`)
     }
   })
+
+  layeredWindowTests(withFilters, { shared: sharer !== undefined })
 }
