@@ -2,7 +2,8 @@ import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type Rot
 import { createKeyHasher, layeredBatch, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName } from './key-names.js'
-import { checkLayeredKind, CREATE_LAYERED, entryText, parseEntries, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
+import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
+import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from './meta.js'
 import { checkClient, checkOptions, checkRedisOptionNames, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
@@ -127,19 +128,34 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     return LayeredRedisFilter.open(client, name, options)
   }
 
-  /** Deletes the layered filter `name` (meta and every layer). Resolves to false if there was none. */
+  /**
+   * Deletes the layered filter `name`: every layer its meta names (listed, or dropped but maybe not
+   * yet expired), then the meta, unless a layer was listed meanwhile (then those too). A damaged
+   * meta (its list unreadable, its check failed) is destroyed all the same. Resolves to false if
+   * there was none. A layer that cannot be destroyed fails the call with its code, and the meta
+   * stays, so that destroying again finds what is left.
+   * @throws BloomError `BLOOM_INCOMPATIBLE` (`name` is not a layered filter), a layer's error, `BLOOM_STORE_UNAVAILABLE`.
+   */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
     checkRedisOptionNames('LayeredRedisFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
     const timeout = timeoutOf(options)
-    const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `destroy "${name}"`))
+    const meta = `${name}:meta`
+    let fields = metaFields(await callRedis(client.hgetall(meta), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
     // Only its kind: a damaged policy must not keep its keys in Redis.
     checkLayeredKind(name, fields)
-    await callRedis(client.del(`${name}:meta`), timeout, `destroy "${name}"`)
-    for (const entry of parseEntries(fields.layers ?? '')) await RedisBloomFilter.destroy(client, `${name}:L${entry.id}`, options)
-    return true
+    for (;;) {
+      const ids = namedLayerIds(fields)
+      for (const id of ids) await RedisBloomFilter.destroy(client, `${name}:L${id}`, options)
+      // Below the lowest named: layers dropped from the list, until the first that has expired.
+      let id = (ids.at(-1) ?? 1) - 1
+      while (id >= 1 && (await RedisBloomFilter.destroy(client, `${name}:L${id}`, options))) id--
+      const done = Number(await callRedis(client.eval(DELETE_UNCHANGED_META, 1, meta, fields.layers ?? '', fields.nextId ?? ''), timeout, `destroy "${name}"`))
+      if (done !== 0) return true
+      fields = metaFields(await callRedis(client.hgetall(meta), timeout, `destroy "${name}"`))
+    }
   }
 
   /**

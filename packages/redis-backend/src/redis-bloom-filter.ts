@@ -234,8 +234,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
   }
 
   /**
-   * Deletes the filter `name` (meta, shards, any unfinished next generation) without opening it.
-   * Resolves to false if there was no filter of that name.
+   * Deletes the filter `name` (meta, shards, any unfinished next generation) without opening it;
+   * a layered one as `LayeredRedisFilter.destroy` does (every layer, then its meta). Resolves to
+   * false if there was no filter of that name.
    */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
     checkRedisOptionNames('RedisBloomFilter.destroy', options)
@@ -245,6 +246,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const timeout = timeoutOf(options)
     const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
+    if (fields.kind === 'layered') return LayeredRedisFilter.destroy(client, name, options)
     const meta = decodeMeta(name, fields)
     const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
     await shards.deleteAll()
