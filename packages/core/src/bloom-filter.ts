@@ -334,6 +334,8 @@ export class BloomFilter<Sync extends boolean = boolean> {
     const { shards, hashes } = this.parameters
     batch.shards[index] = shardOf(a, b, shards)
     this.fillPositions(a >>> 0, b >>> 0, this.shardBits, hashes, batch.positions, index * hashes)
+    batch.pairs[2 * index] = a
+    batch.pairs[2 * index + 1] = b
   }
 
   private buffers(keys: number): Buffers {

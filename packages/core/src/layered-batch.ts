@@ -36,6 +36,8 @@ export function layerBatch(parameters: FilterParameters, pairs: Uint32Array, ind
     const b = pairs[2 * i + 1]
     batch.shards[slot] = shardOf(a, b, shards)
     fill(a, b, shardBits, hashes, batch.positions, slot * hashes)
+    batch.pairs[2 * slot] = a
+    batch.pairs[2 * slot + 1] = b
   }
   batch.size = size
   return batch
@@ -53,4 +55,21 @@ export function* keyBatches(keys: Iterable<BloomKey>, size: number): Generator<B
     }
   }
   if (batch.length > 0) yield batch
+}
+
+/**
+ * Whether key `index` of `batch` has the shard and positions its hash pair gives under
+ * `parameters`: a store that records the pairs of the keys it adds (a Redis filter with a feed,
+ * docs/SPEC.md 9.12) checks a batch's first key with it, so that a batch built by hand, its
+ * `pairs` left unfilled, is refused rather than recorded as other keys.
+ */
+export function pairsAgree(parameters: FilterParameters, batch: PositionBatch, index: number): boolean {
+  const { shards, hashes } = parameters
+  const a = batch.pairs[2 * index]
+  const b = batch.pairs[2 * index + 1]
+  if (shardOf(a, b, shards) !== batch.shards[index]) return false
+  const expected = new Uint32Array(hashes)
+  positionsOf(parameters.scheme)(a, b, parameters.bits / shards, hashes, expected, 0)
+  for (let i = 0; i < hashes; i++) if (expected[i] !== batch.positions[index * hashes + i]) return false
+  return true
 }

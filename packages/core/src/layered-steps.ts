@@ -59,6 +59,8 @@ export function probeOf(layer: StoredLayer): Probe {
   const one = (a: number, b: number, set: boolean): boolean => {
     batch.shards[0] = shardOf(a, b, shards)
     fill(a, b, shardBits, hashes, batch.positions, 0)
+    batch.pairs[0] = a
+    batch.pairs[1] = b
     batch.size = 1
     if (set) store.setBits(batch, out)
     else store.testBits(batch, out)

@@ -15,11 +15,20 @@ export class PositionBatch {
   readonly hashes: number
   readonly shards: Uint32Array
   readonly positions: Uint32Array
+  /**
+   * Key `i`'s two hash lanes (docs/SPEC.md section 2) as unsigned 32-bit numbers: `a` at
+   * `pairs[2i]`, `b` at `pairs[2i + 1]`, the values its shard and positions were computed from.
+   * Every batch core builds fills them; a store that records the keys it adds (a Redis filter
+   * with a feed, docs/SPEC.md 9.12) needs them, and refuses a batch whose pairs disagree with its
+   * positions.
+   */
+  readonly pairs: Uint32Array
 
   constructor(capacity: number, hashes: number) {
     this.hashes = hashes
     this.shards = new Uint32Array(capacity)
     this.positions = new Uint32Array(capacity * hashes)
+    this.pairs = new Uint32Array(capacity * 2)
   }
 
   /** The keys grouped by shard, shards in ascending order: what Redis and LevelDB stores send per key. */

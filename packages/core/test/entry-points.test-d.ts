@@ -107,7 +107,7 @@ test("'@bloomkit/core/store' holds what a backend author needs: at most 40 names
   expectTypeOf<keyof typeof Store.layeredFormat>().toEqualTypeOf<
     'decodeLayeredSnapshot' | 'encodeLayeredSnapshot' | 'LAYERED_SNAPSHOT_VERSION' | 'snapshotVersionOf' | 'layerSnapshotOf' | 'snapshotLayerEntries'
   >()
-  expectTypeOf<keyof typeof Store.layeredBatch>().toEqualTypeOf<'hashPairs' | 'layerBatch' | 'keyBatches'>()
+  expectTypeOf<keyof typeof Store.layeredBatch>().toEqualTypeOf<'hashPairs' | 'layerBatch' | 'keyBatches' | 'pairsAgree'>()
   type Types = [
     Store.BitStore,
     Store.BitStoreCapabilities,

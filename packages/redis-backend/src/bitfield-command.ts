@@ -1,7 +1,8 @@
 import { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
 import { Command } from 'ioredis'
-import { dataLost } from './errors.js'
+import { dataLost, storeError } from './errors.js'
+import { addArguments, addValue } from './feed.js'
 import type { Generation, ShardGenerations } from './generations.js'
 import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
 import { DISCARD_UNMARKED, SET_LIVE_AND_NEXT } from './scripts.js'
@@ -123,7 +124,8 @@ export function sentBits(skip: Uint8Array, hashes: number, keys: Uint32Array, fr
 /**
  * Sends keys `keys[from … to − 1]` of the batch to `shard` in one BITFIELD (set) or BITFIELD_RO
  * (test) and writes their answers to `out`. While a rebuild runs (the live shard's marker is
- * flagged), an add is written to the next generation too before it is answered.
+ * flagged), an add is written to the next generation too before it is answered. An add to a live
+ * shard of a filter with a feed appends the keys to the shard's feed in the same MULTI/EXEC.
  * @throws BloomError `BLOOM_DATA_LOST` when the shard key lacks its marker.
  */
 export async function sendBitfield(
@@ -141,9 +143,14 @@ export async function sendBitfield(
   const key = shards.key(shard, generation)
   const what = `${set ? 'add' : 'has'} on ${key}`
   const command = bitfieldCommand(set, shards.keyPrefix + key, shards.shardBytes * 8, batch.positions, batch.hashes, keys, from, to)
-  shards.client.sendCommand(command)
   // Integers, or strings of digits for a client with ioredis's stringNumbers option.
-  const reply = (await shards.call(command.promise, what)) as Array<number | string>
+  let reply: Array<number | string>
+  if (set && generation === 'live' && shards.feedLength > 0) {
+    reply = await bitfieldWithFeed(shards, command, shard, addValue(batch, keys, from, to), what)
+  } else {
+    shards.client.sendCommand(command)
+    reply = (await shards.call(command.promise, what)) as Array<number | string>
+  }
   const marker = Number(reply[0])
   const flagged = marker === shards.marker + 1 && generation === 'live'
   if (marker !== shards.marker && !flagged) {
@@ -161,6 +168,22 @@ export async function sendBitfield(
     out[keys[k]] = result
   }
   if (flagged && set && copyIfFlagged) await copyToNext(shards, shard, batch, keys, from, to)
+}
+
+/**
+ * `MULTI`, the BITFIELD `command`, `XADD` of `value` to the shard's feed, `EXEC`: the bits and
+ * their feed entry in one atomic step (docs/SPEC.md 9.12). Resolves to the BITFIELD's reply.
+ */
+async function bitfieldWithFeed(shards: ShardGenerations, command: Command, shard: number, value: Buffer, what: string): Promise<Array<number | string>> {
+  const transaction = shards.client.multi()
+  // ioredis's Pipeline queues a Command object with sendCommand (as its own commands do), though
+  // its type (ChainableCommander) does not declare it; ioredis 5 and 6 alike.
+  ;(transaction as unknown as { sendCommand(command: Command): unknown }).sendCommand(command)
+  transaction.call('xadd', shards.names.feed(shard), ...addArguments(shards.feedLength, value))
+  const replies = await shards.call(transaction.exec(), what)
+  if (replies === null) throw storeError(new Error('transaction aborted'), what)
+  for (const [error] of replies) if (error) throw storeError(error, what)
+  return replies[0][1] as Array<number | string>
 }
 
 /**

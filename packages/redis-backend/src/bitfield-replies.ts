@@ -1,11 +1,12 @@
 // The replies of the BITFIELD commands a batch connection sent (direct-batch.ts), read in place.
 import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { lineInteger } from './batch-connection.js'
+import { lineInteger, replyEnd } from './batch-connection.js'
 import { copyToNext, discardUnmarked, sendBitfield, sentBits } from './bitfield-command.js'
 import type { Part } from './direct-parts.js'
 import { dataLost, storeError } from './errors.js'
 import type { ShardGenerations } from './generations.js'
+import { FED_REPLIES } from './feed-commands.js'
 import { errorText, isRedirected, next } from './resp-reader.js'
 
 /**
@@ -14,7 +15,9 @@ import { errorText, isRedirected, next } from './resp-reader.js'
  * commands (see `writeBitfield`); they have no reply. A shard being rebuilt (flagged marker) gets
  * its added keys copied to the next generation; commands the node redirected are sent again
  * through the client. Full adds count their positions, and those set already, in `tally` (what
- * decides whether adds send only missing bits).
+ * decides whether adds send only missing bits). With `fed`, each command was sent in a
+ * MULTI/EXEC with its feed entry (feed-commands.ts): its replies are read inside EXEC's, and an
+ * XADD that failed fails the add.
  */
 export async function readBitfieldReplies(
   shards: ShardGenerations,
@@ -26,16 +29,30 @@ export async function readBitfieldReplies(
   out: Uint8Array,
   skip: Uint8Array | undefined,
   tally: { bitsSeen: number; bitsSet: number },
+  fed = false,
 ): Promise<void> {
   const { hashes } = batch
   const followUps: Array<Promise<void>> = []
   let lost: BloomError | undefined
+  let feedError: Error | undefined
   for (const { shard, keys, from, to } of commands) {
     const what = () => `${set ? 'add' : 'has'} on ${shards.key(shard, 'live')}`
-    if (data[at] === 0x2d) {
-      const text = errorText(data, at)
+    // MULTI's +OK and the two +QUEUED, or the error queueing met; then EXEC's array, unless it aborted.
+    let refused: string | undefined
+    let ran = true
+    if (fed) {
+      for (let i = 0; i < FED_REPLIES - 1; i++, at = next(data, at)) if (data[at] === 0x2d) refused ??= errorText(data, at)
+      ran = data[at] === 0x2a && data[at + 1] !== 0x2d
+      if (!ran) refused ??= data[at] === 0x2d ? errorText(data, at) : 'transaction aborted'
       at = next(data, at)
-      if (!isRedirected(text)) throw storeError(new Error(text), what())
+    }
+    if (ran && data[at] === 0x2d) {
+      refused = errorText(data, at)
+      at = next(data, at)
+      if (fed) at = replyEnd(data, at)
+    }
+    if (refused !== undefined) {
+      if (!isRedirected(refused)) throw storeError(new Error(refused), what())
       followUps.push(sendBitfield(shards, 'live', set, shard, batch, keys, from, to, out, true))
       continue
     }
@@ -48,6 +65,7 @@ export async function readBitfieldReplies(
       // A write to a lost key just re-created it without a marker: remove that debris.
       if (set) followUps.push(discardUnmarked(shards, shards.key(shard, 'live')))
       at += (skip === undefined ? (to - from) * hashes : sentBits(skip, hashes, keys, from, to)) * 4
+      if (fed) at = replyEnd(data, at)
       continue
     }
     // Each bit's reply is `:0\r\n` or `:1\r\n` (its old value): 4 bytes, the digit second.
@@ -80,9 +98,15 @@ export async function readBitfieldReplies(
         out[keys[k]] = any
       }
     }
+    if (fed) {
+      // The XADD's reply: the entry's ID, nil when the feed is gone (NOMKSTREAM), or an error.
+      if (data[at] === 0x2d) feedError ??= storeError(new Error(errorText(data, at)), what())
+      at = replyEnd(data, at)
+    }
     if (flagged && set) followUps.push(copyToNext(shards, shard, batch, keys, from, to))
   }
   const settled = await Promise.allSettled(followUps)
   if (lost !== undefined) throw lost
+  if (feedError !== undefined) throw feedError
   for (const result of settled) if (result.status === 'rejected') throw result.reason
 }

@@ -45,9 +45,10 @@ export class Coalescer {
     const at = target.size
     if (at + batch.size > target.shards.length) throw new RangeError(`a gathered batch takes calls of at most ${COALESCE_MAX_KEYS} keys, got ${batch.size}`)
     // Element loops: for the few keys of a single call, they cost less than subarray views and set().
-    const { shards, positions } = target
+    const { shards, positions, pairs } = target
     for (let i = 0; i < batch.size; i++) shards[at + i] = batch.shards[i]
     for (let i = 0, from = at * batch.hashes, count = batch.size * batch.hashes; i < count; i++) positions[from + i] = batch.positions[i]
+    for (let i = 0, from = 2 * at, count = 2 * batch.size; i < count; i++) pairs[from + i] = batch.pairs[i]
     target.size = at + batch.size
     const done = new Promise<void>((resolve, reject) => this.requests.push({ out, at, size: batch.size, resolve, reject }))
     if (target.size >= SEND_AT_KEYS) {

@@ -11,15 +11,14 @@ import { readBitfieldReplies } from './bitfield-replies.js'
 import { readBlockReplies } from './block-replies.js'
 import { BLOCK_BYTES } from './block-read.js'
 import type { BatchConnection, BatchConnections, Replies } from './batch-connection.js'
+import { FeedCommands, FED_REPLIES } from './feed-commands.js'
 import { NO_CONNECTION, type Part, chunksOf } from './direct-parts.js'
 import type { ShardGenerations } from './generations.js'
 import { slotOf } from './key-names.js'
 import { CHECKED_FIELDS } from './meta.js'
 import { hmgetValues } from './resp-reader.js'
-import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
+import { Bytes, EXEC, MULTI, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
 
-const MULTI = new Bytes('*1\r\n$5\r\nMULTI\r\n')
-const EXEC = new Bytes('*1\r\n$4\r\nEXEC\r\n')
 const GETRANGE = new Bytes('*4\r\n$8\r\nGETRANGE\r\n')
 /** The most bytes of a GETRANGE besides its key: the command and two numbers. */
 const GETRANGE_BYTES = GETRANGE.length + 2 * 17
@@ -66,6 +65,8 @@ export class DirectBatches {
   private readonly metaSlot: number
   /** `HMGET <meta> state generation`: what an add sending only missing bits checks before and after (see {@link send}). */
   private readonly guardCommand: Bytes
+  /** For a filter with a feed: what wraps each add's BITFIELD into a transaction with its feed entry. */
+  private readonly feed: FeedCommands | undefined
   /** Positions of recent add batches, and how many of them were set already (what {@link PARTIAL_MIN_SET_SHARE} is compared with). */
   bitsSeen = 0
   bitsSet = 0
@@ -80,6 +81,7 @@ export class DirectBatches {
     this.metaSlot = slotOf(meta)
     this.metaCommand = new Bytes(`*${2 + CHECKED_FIELDS.length}\r\n$5\r\nHMGET\r\n${bulkText(meta)}${CHECKED_FIELDS.map(bulkText).join('')}`)
     this.guardCommand = new Bytes(`*4\r\n$5\r\nHMGET\r\n${bulkText(meta)}${bulkText('state')}${bulkText('generation')}`)
+    this.feed = shards.feedLength > 0 ? new FeedCommands(shards) : undefined
   }
 
   /**
@@ -354,31 +356,38 @@ export class DirectBatches {
    * BITFIELD (`set`) or BITFIELD_RO on the keys of `parts`, at most `keysPerCommand` keys per
    * command, in one request; `out[key]` as {@link sendBitfield} gives it. A shard being rebuilt
    * (flagged marker) gets its added keys copied to the next generation; commands the node
-   * redirected are sent again through the client.
+   * redirected are sent again through the client. A filter with a feed has each add's BITFIELD
+   * sent in a MULTI/EXEC with its feed entry (all the command's keys, also those `skip` leaves out).
    */
   bitfields(connection: BatchConnection, set: boolean, batch: PositionBatch, parts: Part[], out: Uint8Array, withMeta: boolean, skip?: Uint8Array): Promise<void> {
     const commands: Part[] = []
+    const feed = set ? this.feed : undefined
     let size = withMeta ? this.metaCommand.length : 0
     for (const { shard, keys, from, to } of parts) {
       for (let start = from; start < to; start += this.keysPerCommand) {
         const end = Math.min(to, start + this.keysPerCommand)
         commands.push({ shard, keys, from: start, to: end })
-        size += bitfieldBytes(this.keyBulk(shard), (end - start) * batch.hashes)
+        size += bitfieldBytes(this.keyBulk(shard), (end - start) * batch.hashes) + (feed === undefined ? 0 : feed.bytes(shard, end - start))
       }
     }
     if (commands.length === 0 && !withMeta) return Promise.resolve()
     const scratch = this.take(size)
     const { buffer, view } = scratch
     let at = withMeta ? this.metaCommand.put(view, 0) : 0
-    for (const { shard, keys, from, to } of commands) at = writeBitfield(buffer, view, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to, skip)
+    for (const { shard, keys, from, to } of commands) {
+      if (feed !== undefined) at = feed.putMulti(view, at)
+      at = writeBitfield(buffer, view, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to, skip)
+      if (feed !== undefined) at = feed.putEntryAndExec(buffer, view, at, shard, batch, keys, from, to)
+    }
     const what = set ? 'add' : 'has'
-    return this.request(connection, scratch, at, commands.length + (withMeta ? 1 : 0), what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta, skip))
+    const replies = commands.length * (feed === undefined ? 1 : FED_REPLIES) + (withMeta ? 1 : 0)
+    return this.request(connection, scratch, at, replies, what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta, skip, feed !== undefined))
   }
 
-  /** `skip`: positions left out of the commands (see {@link writeBitfield}); they have no reply. */
-  private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean, skip: Uint8Array | undefined): Promise<void> {
+  /** `skip`: positions left out of the commands (see {@link writeBitfield}); they have no reply. `fed`: each command came in a transaction with its feed entry. */
+  private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean, skip: Uint8Array | undefined, fed: boolean): Promise<void> {
     const at = withMeta ? this.checkMeta(reply.data, reply.start, set ? 'add' : 'has') : reply.start
-    await readBitfieldReplies(this.shards, reply.data, at, set, batch, commands, out, skip, this)
+    await readBitfieldReplies(this.shards, reply.data, at, set, batch, commands, out, skip, this, fed)
   }
 
 }

@@ -3,7 +3,8 @@ import { shardBytesOf } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { callRedis, dataLost } from './errors.js'
 import type { KeyNames } from './key-names.js'
-import { CHECKED_FIELDS, checkedValues, dropMeta, unlockMeta } from './meta.js'
+import { resetValue } from './feed.js'
+import { CHECKED_FIELDS, checkedValues, dropMeta, formatOf, unlockMeta } from './meta.js'
 import type { RedisClient } from './options.js'
 import { SET_MARKER, SWAP_SHARD } from './scripts.js'
 
@@ -61,6 +62,12 @@ export class ShardGenerations {
   readonly markerPlain: Buffer
   /** The marker of a live shard key while a rebuild copies writes to the next generation. */
   readonly markerFlagged: Buffer
+  /**
+   * For a filter with a feed (store format 2, docs/SPEC.md 9.12), the entries each shard's feed
+   * keeps (`XADD … MAXLEN ~`); 0 for a filter without one. Every add to a live shard then appends
+   * its keys to the shard's feed in the same atomic step, and every swap resets the feed.
+   */
+  readonly feedLength: number
   /** The meta's checked fields as this instance knows them. */
   private readonly metaValues: string[]
   /** Whether a live key may carry the flagged marker: not a counting filter's, which no rebuild flags (docs/SPEC.md 9.11). */
@@ -69,8 +76,9 @@ export class ShardGenerations {
   /**
    * @param counterBits 4 for a counting filter, whose shard strings hold a 4-bit counter per
    *   position (docs/SPEC.md, section 9.11), 0 for a plain one.
+   * @param feedLength See {@link feedLength}; 0 (the default) for a filter without a feed.
    */
-  constructor(client: RedisClient, names: KeyNames, parameters: FilterParameters, epoch: number, timeout: number, counterBits = 0) {
+  constructor(client: RedisClient, names: KeyNames, parameters: FilterParameters, epoch: number, timeout: number, counterBits = 0, feedLength = 0) {
     this.client = client
     this.names = names
     this.parameters = parameters
@@ -80,7 +88,8 @@ export class ShardGenerations {
     this.marker = epoch * 2
     this.markerPlain = markerBytes(this.marker)
     this.markerFlagged = markerBytes(this.marker + 1)
-    this.metaValues = checkedValues(parameters, epoch)
+    this.feedLength = feedLength
+    this.metaValues = checkedValues(parameters, epoch, formatOf(feedLength))
     this.flagAccepted = counterBits === 0
   }
 
@@ -212,11 +221,17 @@ export class ShardGenerations {
   /**
    * Atomically replaces the live shard by the sealed next generation (one script: check, RENAME,
    * keep the TTL). `ttlMs` is used when the live key has none left (it was lost); 0 for none.
+   * A filter with a feed has the shard's feed reset in the same script (docs/SPEC.md 9.12).
    */
   async swapNext(shard: number, ttlMs: number): Promise<void> {
     const next = this.names.nextShard(shard)
     const live = this.names.shard(shard)
-    await this.call(this.client.eval(SWAP_SHARD, 2, next, live, this.shardBytes, this.markerPlain, Math.max(0, Math.round(ttlMs))), `swap ${live}`)
+    const ttl = Math.max(0, Math.round(ttlMs))
+    const swapped =
+      this.feedLength > 0
+        ? this.client.eval(SWAP_SHARD, 3, next, live, this.names.feed(shard), this.shardBytes, this.markerPlain, ttl, this.feedLength, resetValue())
+        : this.client.eval(SWAP_SHARD, 2, next, live, this.shardBytes, this.markerPlain, ttl)
+    await this.call(swapped, `swap ${live}`)
   }
 
   /** A fresh, empty next generation of every shard, sealed (not yet swapped in). */
@@ -241,10 +256,10 @@ export class ShardGenerations {
     return Number(result) === 1
   }
 
-  /** Sets a TTL in ms (0: none) on the live key of `shard`. */
+  /** Sets a TTL in ms (0: none) on the live key of `shard`, and on its feed. */
   async expireLive(shard: number, ttlMs: number): Promise<void> {
-    const key = this.names.shard(shard)
-    await this.call(ttlMs > 0 ? this.client.pexpire(key, ttlMs) : this.client.persist(key), `expire ${key}`)
+    const keys = this.feedLength > 0 ? [this.names.shard(shard), this.names.feed(shard)] : [this.names.shard(shard)]
+    await Promise.all(keys.map((key) => this.call(ttlMs > 0 ? this.client.pexpire(key, ttlMs) : this.client.persist(key), `expire ${key}`)))
   }
 
   /** The meta's remaining TTL in ms, 0 for none (what swapped-in shards get when theirs is gone). */
@@ -261,7 +276,7 @@ export class ShardGenerations {
     try {
       await this.forEachShard((shard) => this.call(this.client.del(this.names.nextShard(shard)), 'drop next generation'))
       if (dropNew) {
-        await this.forEachShard((shard) => this.call(this.client.del(this.names.shard(shard)), 'abandon'))
+        await this.forEachShard((shard) => this.call(this.client.del(this.names.shard(shard), this.names.feed(shard)), 'abandon'))
         await dropMeta(this, token)
       } else {
         await unlockMeta(this, token, replaced, 'abandon')
@@ -272,9 +287,12 @@ export class ShardGenerations {
     }
   }
 
-  /** Deletes the filter: meta first (so nobody opens it any more), then every shard key and next generation. */
+  /**
+   * Deletes the filter: meta first (so nobody opens it any more), then every shard key, next
+   * generation and feed (a shard's keys share a slot: one UNLINK, also on a Cluster).
+   */
   async deleteAll(): Promise<void> {
     await this.call(this.client.del(this.names.meta), 'destroy')
-    await this.forEachShard((shard) => this.call(this.client.unlink(this.names.shard(shard), this.names.nextShard(shard)), 'destroy'))
+    await this.forEachShard((shard) => this.call(this.client.unlink(this.names.shard(shard), this.names.nextShard(shard), this.names.feed(shard)), 'destroy'))
   }
 }

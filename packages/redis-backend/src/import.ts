@@ -3,7 +3,7 @@ import { SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
-import { checkRedisParameters, timeoutOf, ttlMsOf, type RedisClient, type RedisReplaceOptions } from './options.js'
+import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisClient, type RedisReplaceOptions } from './options.js'
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
 import { LOCK_META } from './scripts.js'
 
@@ -26,7 +26,8 @@ interface Claim {
 /**
  * Creates the meta for an import (state 'importing'), or locks an existing filter: one with the
  * same parameters is overwritten shard by shard; one with others only with `replaceParameters`,
- * by a replacement (resize.ts).
+ * by a replacement (resize.ts). A new filter gets a feed with `feed: true`; an existing one keeps
+ * its own (and must have one when `feed: true` asks for it).
  */
 async function claim(client: RedisClient, name: string, parameters: FilterParameters, options: RedisReplaceOptions, counterBits: number): Promise<Claim> {
   const timeout = timeoutOf(options)
@@ -34,7 +35,8 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
   const checked = checkRedisParameters(parameters, counterBits)
   const names = new KeyNames(name, checked.shards)
   const token = randomToken()
-  const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits)
+  const feedLength = feedLengthOf(options)
+  const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits, feedLength)
   let stored
   try {
     stored = await createMeta(fresh, 'importing', token, what, { theirs: 'the snapshot is', counting: counterBits !== 0 })
@@ -43,7 +45,8 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
     const other = await readMeta(client, name, timeout)
     // A counting filter is not replaced by a plain one, nor the other way round.
     if (other === undefined || (other.counting === true) !== (counterBits !== 0)) throw error
-    const old = new ShardGenerations(client, new KeyNames(name, other.parameters.shards), other.parameters, other.epoch, timeout, counterBits)
+    if (feedLength > 0 && other.feedLength === undefined) throw noFeed(name)
+    const old = new ShardGenerations(client, new KeyNames(name, other.parameters.shards), other.parameters, other.epoch, timeout, counterBits, other.feedLength ?? 0)
     await lock(old, token, options.force === true)
     try {
       const replacement = await stageReplacement(old, token, counterBits, checked)
@@ -54,9 +57,13 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
     }
   }
   if (stored === undefined) return { shards: fresh, created: true, token }
-  const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout, counterBits)
+  const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout, counterBits, stored.feedLength ?? 0)
   await lock(shards, token, options.force === true)
   return { shards, created: false, token }
+}
+
+function noFeed(name: string): BloomError {
+  return new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" exists without a feed; feed: true was asked for. Import into another name with feed: true`)
 }
 
 /** Locks an existing filter for an import over it (`replacing`); a forced lock first clears what a killed replacement staged. */

@@ -68,7 +68,8 @@ export function checkName(name: unknown): string {
  * - `<name>:meta`, a hash with the parameters, epoch, generation and state;
  * - `<name>:<s>:{<tag>}`, shard `s`'s bits followed by a 4-byte marker;
  * - `<name>:<s>:next:{<tag>}`, shard `s` of the generation being built (create, import, rebuild, clear);
- * - `<name>:<s>:or:{<tag>}`, a batch's bits on their way into shard `s` (see `scratch`).
+ * - `<name>:<s>:or:{<tag>}`, a batch's bits on their way into shard `s` (see `scratch`);
+ * - `<name>:<s>:feed:{<tag>}`, shard `s`'s feed, a Redis Stream (store format 2, see `feed`).
  *
  * Shard `s` gets the hash tag of slot `(slot(name) + ⌊s · 16384 / shards⌋) mod 16384`: tags are
  * distinct per shard and evenly spaced over the slot space, so shards spread over all masters of a
@@ -123,5 +124,14 @@ export class KeyNames {
    */
   scratch(shard: number): string {
     return `${this.name}:${shard}:or:{${this.tags[shard]}}`
+  }
+
+  /**
+   * The Redis Stream in shard `shard`'s slot that records, in the same atomic step as the bits,
+   * the keys every add puts into the live shard, and that every replacement of the shard resets
+   * (a filter of store format 2, docs/SPEC.md 9.12): what a replica follows.
+   */
+  feed(shard: number): string {
+    return `${this.name}:${shard}:feed:{${this.tags[shard]}}`
   }
 }

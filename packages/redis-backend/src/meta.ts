@@ -1,14 +1,18 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, crc32, formatParameters, adoptsStored, seedNote, hashSchemes } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
-import { storedInteger } from './stored-numbers.js'
+import { FEED_STORE_FORMAT, MAX_FEED_LENGTH } from './feed.js'
+import { badField, storedInteger } from './stored-numbers.js'
 import type { ShardGenerations } from './generations.js'
 import type { RedisClient } from './options.js'
 import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
 
 const { schemeOf } = hashSchemes
 
-/** Version of the stored format in Redis (meta fields, key names, shard marker); bumped on any change. */
+/**
+ * Version of the stored format in Redis (meta fields, key names, shard marker); bumped on any
+ * change. A filter with a feed has format 2 ({@link FEED_STORE_FORMAT}, docs/SPEC.md 9.12).
+ */
 export const STORE_FORMAT = 1
 
 /**
@@ -28,14 +32,22 @@ export interface FilterMeta {
   readonly state: FilterState
   /** Whether it is a counting filter (meta field `kind` = `counting`, docs/SPEC.md section 9.11). */
   readonly counting?: boolean
+  /**
+   * For a filter with a feed (store format 2, docs/SPEC.md 9.12): the entries each shard's feed
+   * keeps at least. Absent for a filter without one.
+   */
+  readonly feedLength?: number
 }
 
 /** The meta fields that fix where and how keys are stored; `check` covers them, and every batch compares them. */
 export const CHECKED_FIELDS = ['format', 'scheme', 'seed', 'bits', 'hashes', 'shards', 'epoch'] as const
 
-/** The checked fields' values for a filter, in {@link CHECKED_FIELDS} order. */
-export function checkedValues(parameters: FilterParameters, epoch: number): string[] {
-  return [String(STORE_FORMAT), String(parameters.scheme), String(parameters.seed), String(parameters.bits), String(parameters.hashes), String(parameters.shards), String(epoch)]
+/**
+ * The checked fields' values for a filter, in {@link CHECKED_FIELDS} order.
+ * @param format 1, or 2 for a filter with a feed.
+ */
+export function checkedValues(parameters: FilterParameters, epoch: number, format: number = STORE_FORMAT): string[] {
+  return [String(format), String(parameters.scheme), String(parameters.seed), String(parameters.bits), String(parameters.hashes), String(parameters.shards), String(epoch)]
 }
 
 /** The `check` field: CRC-32 (8 hex digits) of the checked fields' values joined by `|`. */
@@ -43,9 +55,12 @@ export function metaCheck(values: readonly string[]): string {
   return crc32(new TextEncoder().encode(values.join('|'))).toString(16).padStart(8, '0')
 }
 
-/** The meta hash's fields for a new filter, as ioredis arguments (field, value, …). */
-export function encodeMeta(parameters: FilterParameters, epoch: number, state: FilterState, token: string): string[] {
-  const values = checkedValues(parameters, epoch)
+/**
+ * The meta hash's fields for a new filter, as ioredis arguments (field, value, …).
+ * @param feedLength For a filter with a feed (format 2), its `feedLength`; 0 for none (format 1).
+ */
+export function encodeMeta(parameters: FilterParameters, epoch: number, state: FilterState, token: string, feedLength = 0): string[] {
+  const values = checkedValues(parameters, epoch, formatOf(feedLength))
   return [
     ...CHECKED_FIELDS.flatMap((field, i) => [field, values[i]]),
     'check', metaCheck(values),
@@ -53,7 +68,13 @@ export function encodeMeta(parameters: FilterParameters, epoch: number, state: F
     'state', state,
     'token', token,
     'created', String(Date.now()),
+    ...(feedLength > 0 ? ['feedLength', String(feedLength)] : []),
   ]
+}
+
+/** The store format of a filter whose feed keeps `feedLength` entries (0: no feed). */
+export function formatOf(feedLength: number): number {
+  return feedLength > 0 ? FEED_STORE_FORMAT : STORE_FORMAT
 }
 
 /** Fields from a flat [field, value, …] list (HGETALL inside Lua) or ioredis's object form. */
@@ -85,8 +106,13 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
     new BloomError('BLOOM_CORRUPT_STORE', `${what}: its meta hash ${why}`, cause === undefined ? undefined : { cause })
   if (fields.format === undefined) throw corrupt('has no "format" field: not a bloomkit filter')
   if (fields.kind === 'layered') throw new BloomError('BLOOM_INCOMPATIBLE', `${what} is a layered filter: open it with LayeredRedisFilter.open`)
-  if (fields.format !== String(STORE_FORMAT)) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
+  const fed = fields.format === String(FEED_STORE_FORMAT)
+  // Format 2 is format 1 with a feed (docs/SPEC.md 9.12), defined for plain filters only.
+  if ((fields.format !== String(STORE_FORMAT) && !fed) || (fed && fields.kind === 'counting')) {
+    throw new BloomError(
+      'BLOOM_UNSUPPORTED_VERSION',
+      `${what} uses store format ${fields.format}${fields.kind === 'counting' ? ' for a counting filter' : ''}; this release reads formats ${STORE_FORMAT} and ${FEED_STORE_FORMAT} (with a feed; plain filters only)`,
+    )
   }
   if (!FIXED_KINDS.has(fields.kind)) {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${what} is of kind ${JSON.stringify(fields.kind)}; this release reads plain, counting and layered filters`)
@@ -117,7 +143,15 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   const state = fields.state as FilterState
   if (!STATES.includes(state)) throw corrupt(`has an unknown state ${JSON.stringify(fields.state)}`)
   const meta = { parameters, epoch, generation, state }
+  if (fed) return { ...meta, feedLength: feedLengthOf(what, fields.feedLength) }
   return fields.kind === 'counting' ? { ...meta, counting: true } : meta
+}
+
+/** A format-2 meta's `feedLength`: an integer from 1 to {@link MAX_FEED_LENGTH}, written as docs/SPEC.md 9 writes numbers. */
+function feedLengthOf(what: string, stored: string | undefined): number {
+  const value = storedInteger(what, 'feedLength', stored)
+  if (value < 1 || value > MAX_FEED_LENGTH) throw badField(what, 'feedLength', stored, `1 to ${MAX_FEED_LENGTH} (a filter with a feed, format ${FEED_STORE_FORMAT})`)
+  return value
 }
 
 /** A random epoch in [1, 2^31 − 1]. */
@@ -177,8 +211,8 @@ export interface CreateMetaOptions {
  */
 export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, options: CreateMetaOptions = {}): Promise<FilterMeta | undefined> {
   const { theirs = 'requested', seeded = true, counting = false, earlier = [] } = options
-  const { client, names, parameters, epoch } = shards
-  const fields = encodeMeta(parameters, epoch, state, token)
+  const { client, names, parameters, epoch, feedLength } = shards
+  const fields = encodeMeta(parameters, epoch, state, token, feedLength)
   if (counting) fields.push('kind', 'counting')
   const created = (await shards.call(client.eval(CREATE_META, 1, names.meta, ...fields) as Promise<unknown[]>, what)) as unknown[]
   if (Number(created[0]) === 1) return undefined
@@ -188,6 +222,10 @@ export async function createMeta(shards: ShardGenerations, state: FilterState, t
       'BLOOM_INCOMPATIBLE',
       `filter "${names.name}" exists as a ${stored.counting === true ? 'counting' : 'plain'} filter; ${theirs} a ${counting ? 'counting' : 'plain'} one`,
     )
+  }
+  // A feed asked for must be there (a replica follows it); a filter that has one is fine without asking.
+  if (feedLength > 0 && stored.feedLength === undefined) {
+    throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${names.name}" exists without a feed (store format ${STORE_FORMAT}); feed: true was asked for. Create the filter with a feed under another name, or import its snapshot there`)
   }
   // A creator that left the seed to chance (`seeded` false) takes the stored filter's seed.
   if (!adoptsStored(parameters, stored.parameters, seeded, earlier)) {

@@ -1,5 +1,6 @@
 import { checkInteger, checkOptionNames, checkParameters, invalidParameter, shardBitsOf } from '@bloomkit/core/store'
 import { BloomError, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
+import { DEFAULT_FEED_LENGTH, MAX_FEED_LENGTH } from './feed.js'
 
 type RedisKey = string | Buffer
 type RedisArgument = string | Buffer | number
@@ -62,8 +63,9 @@ export function corkWrites(client: unknown): () => void {
   return () => uncork.call(stream)
 }
 
-/** The part of ioredis's MULTI builder that a whole-shard add uses. */
+/** The part of ioredis's MULTI builder that a whole-shard add, and an add with a feed, use. */
 export interface RedisTransaction {
+  call(command: string, ...arguments_: RedisArgument[]): RedisTransaction
   set(key: RedisKey, value: RedisKey, expiryMode: 'PX', milliseconds: number): RedisTransaction
   getrangeBuffer(key: RedisKey, start: number, end: number): RedisTransaction
   eval(script: string, keyCount: number, ...keysAndArguments: RedisArgument[]): RedisTransaction
@@ -135,8 +137,30 @@ export interface RedisFilterOptions extends RedisStoreOptions {
   readonly lockWait?: number
 }
 
+/** Whether a new filter gets a feed (docs/SPEC.md 9.12), and how long it is. */
+export interface RedisFeedOptions {
+  /**
+   * Give the filter a feed: per shard a Redis Stream to which every add appends its keys' hash
+   * pairs in the same atomic step as their bits, and which every replacement of the shard
+   * (rebuild, import, clear) resets; what a replica in another process follows to stay current.
+   * The filter is stored in format 2, which releases that do not know the feed refuse to open
+   * (`BLOOM_UNSUPPORTED_VERSION`), so none can write around it. An existing filter is opened as
+   * it is if it has a feed, and refused (`BLOOM_INCOMPATIBLE`) if it has none. Not for counting
+   * filters. Default: false.
+   */
+  readonly feed?: boolean
+  /**
+   * With `feed`: the entries each shard's feed keeps at least (`XADD … MAXLEN ~`; Redis trims
+   * whole stream nodes, so a few more stay). An entry is one add command (up to `keysPerCommand`
+   * keys, 8 bytes each), so a feed takes up to about `feedLength × keysPerCommand × 8` bytes per
+   * shard; a replica that falls further behind loads the shard again. From 1 to 2^31 − 1; an
+   * existing filter keeps its own. Default: 1024.
+   */
+  readonly feedLength?: number
+}
+
 /** Options of {@link RedisBloomFilter.fromParameters} and {@link RedisBloomFilter.import}. */
-export interface RedisNewFilterOptions extends RedisFilterOptions {
+export interface RedisNewFilterOptions extends RedisFilterOptions, RedisFeedOptions {
   /**
    * Seconds until the whole filter (meta and shards) expires, from 1 to 2^31 − 1. Default: none.
    * Change it later with {@link RedisBloomFilter.setTtl}.
@@ -187,6 +211,8 @@ const REDIS_OPTIONS = Object.keys(
     ttl: true,
     replaceParameters: true,
     force: true,
+    feed: true,
+    feedLength: true,
   } satisfies Record<keyof RedisReplaceOptions, true>,
 )
 
@@ -232,9 +258,37 @@ export function checkOptions(options: RedisFilterOptions): void {
   if (options.coalesceWait !== undefined) checkInteger('coalesceWait', options.coalesceWait, 0, 1000)
   if (options.blockReads !== undefined && typeof options.blockReads !== 'boolean') throw invalidParameter('blockReads', 'a boolean', options.blockReads)
   if (options.batchConnection !== undefined && typeof options.batchConnection !== 'boolean') throw invalidParameter('batchConnection', 'a boolean', options.batchConnection)
+  feedLengthOf(options as RedisFeedOptions)
   const { replaceParameters, force } = options as RedisReplaceOptions
   if (replaceParameters !== undefined && typeof replaceParameters !== 'boolean') throw invalidParameter('replaceParameters', 'a boolean', replaceParameters)
   if (force !== undefined && typeof force !== 'boolean') throw invalidParameter('force', 'a boolean', force)
+}
+
+/**
+ * The feed a new filter gets from `feed` and `feedLength` (checked): its length, 0 for none.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` for a `feed` that is not a boolean, a `feedLength`
+ *   out of range or without `feed: true`.
+ */
+export function feedLengthOf(options: RedisFeedOptions): number {
+  const { feed, feedLength } = options
+  if (feed !== undefined && typeof feed !== 'boolean') throw invalidParameter('feed', 'a boolean', feed)
+  if (feedLength !== undefined) {
+    if (feed !== true) throw new BloomError('BLOOM_INVALID_PARAMETER', `feedLength is the length of the filter's feed: pass it with feed: true (got feed ${String(feed)})`)
+    checkInteger('feedLength', feedLength, 1, MAX_FEED_LENGTH)
+  }
+  return feed === true ? (feedLength ?? DEFAULT_FEED_LENGTH) : 0
+}
+
+/**
+ * Refuses `feed: true` for a counting filter: a remove clears counters, which an entry of keys
+ * added cannot say (it would need entries of its own), and a replica of a counting filter would
+ * hold 4× the bits of a plain one.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `feed`.
+ */
+export function refuseFeed(options: RedisFeedOptions): void {
+  if (feedLengthOf(options) > 0) {
+    throw new BloomError('BLOOM_INVALID_PARAMETER', 'feed: a counting filter has no feed (a remove would need entries of its own, and a replica of one would hold 4× the bits); leave feed out, or use a plain filter')
+  }
 }
 
 /** The default of {@link RedisStoreOptions.timeout}, in milliseconds. */

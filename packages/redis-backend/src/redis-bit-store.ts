@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import type { BitStore, BitStoreCapabilities, PositionBatch, ShardGroup } from '@bloomkit/core/store'
+import { layeredBatch, type BitStore, type BitStoreCapabilities, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
 import { groupByShard, packCalls, splitByBlock } from './batch-groups.js'
 import { sendBitfield } from './bitfield-command.js'
 import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
@@ -8,6 +8,7 @@ import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { DirectBatches, PARTIAL_MIN_SET_SHARE } from './direct-batch.js'
 import { NO_CONNECTION, type Part } from './direct-parts.js'
 import { dataLost } from './errors.js'
+import { resetValue } from './feed.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from './generations.js'
 import { corkWrites, DEFAULT_COALESCE_WAIT_MS, isCluster, masterOfSlot, type RedisStoreOptions } from './options.js'
 import { COUNT_SHARD, OR_SHARD, READ_SHARD, WRITE_SHARD } from './scripts.js'
@@ -15,6 +16,8 @@ import { MAX_SCAN_BYTES, orWhole, readWhole } from './whole-shard.js'
 
 /** Bytes per orShard script call; the OR loop runs in Lua, so it is kept short to bound the blocking. */
 const OR_CHUNK_BYTES = 1 << 16
+const { pairsAgree } = layeredBatch
+
 /** After a Cluster node refused a block read spanning slots, how long to read shard by shard (ms). */
 const ACROSS_SLOTS_RETRY_MS = 30_000
 
@@ -59,6 +62,8 @@ export class RedisBitStore implements BitStore<false> {
   private testFirst = true
   /** The batch paths over the client's batch connections (live store, unless switched off). */
   private readonly direct: DirectBatches | undefined
+  /** Whether adds append their keys to the shards' feeds (a live store of a filter with a feed, docs/SPEC.md 9.12). */
+  private readonly fed: boolean
   private closed = false
 
   /** @param generation 'next' for the store a rebuild fills. */
@@ -71,6 +76,7 @@ export class RedisBitStore implements BitStore<false> {
     const scanBytesPerKey = options.scanBytesPerKey ?? 512
     this.scanMinKeys = scanBytesPerKey === 0 || shards.shardBytes + 4 > MAX_SCAN_BYTES ? Infinity : Math.ceil(shards.shardBytes / scanBytesPerKey)
     this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && options.blockReads !== false
+    this.fed = generation === 'live' && shards.feedLength > 0
     this.crossShardCalls = !isCluster(shards.client)
     this.direct = generation === 'live' && options.batchConnection !== false ? new DirectBatches(shards, BatchConnections.of(shards.client), this.keysPerCommand) : undefined
     const waitMs = options.coalesceWait ?? DEFAULT_COALESCE_WAIT_MS
@@ -83,6 +89,12 @@ export class RedisBitStore implements BitStore<false> {
   }
 
   setBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
+    // A feed records the keys' hash pairs: a batch built without them would be recorded as other keys.
+    if (this.fed && batch.size > 0 && !pairsAgree(this.parameters, batch, 0)) {
+      return Promise.reject(
+        new BloomError('BLOOM_INVALID_PARAMETER', "batch: its pairs must be the keys' hash pairs its positions came from (a filter with a feed records them; fill PositionBatch.pairs)"),
+      )
+    }
     return this.submit(true, batch, out)
   }
 
@@ -106,7 +118,7 @@ export class RedisBitStore implements BitStore<false> {
     const out = new Uint8Array(length)
     for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
       const end = Math.min(length, at + IO_CHUNK_BYTES)
-      const bytes = (await this.shardScript(READ_SHARD, shard, [offset + at, offset + end - 1], 'readShard', true)) as Buffer
+      const bytes = (await this.shardScript(READ_SHARD, shard, [offset + at, offset + end - 1], 'readShard', { buffer: true })) as Buffer
       if (bytes.length !== end - at) throw dataLost(`readShard ${this.shards.key(shard, this.generation)}`)
       out.set(bytes, at)
     }
@@ -117,7 +129,7 @@ export class RedisBitStore implements BitStore<false> {
     this.checkOpen()
     for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
       const piece = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES))
-      await this.shardScript(WRITE_SHARD, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'writeShard')
+      await this.shardScript(WRITE_SHARD, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'writeShard', { resetFeed: true })
     }
   }
 
@@ -125,7 +137,7 @@ export class RedisBitStore implements BitStore<false> {
     this.checkOpen()
     for (let at = 0; at < bytes.length; at += OR_CHUNK_BYTES) {
       const piece = bytes.subarray(at, Math.min(bytes.length, at + OR_CHUNK_BYTES))
-      await this.shardScript(OR_SHARD, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'orShard')
+      await this.shardScript(OR_SHARD, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'orShard', { resetFeed: true })
     }
   }
 
@@ -341,11 +353,17 @@ export class RedisBitStore implements BitStore<false> {
     }
   }
 
-  private shardScript(script: string, shard: number, args: Array<number | Buffer>, what: string, buffer = false): Promise<unknown> {
+  /**
+   * Runs a shard script (scripts.ts) on `shard`'s key. With `resetFeed`, a live shard of a filter
+   * with a feed has its feed reset in the same script (bits changed in place, not by adds).
+   */
+  private shardScript(script: string, shard: number, args: Array<number | Buffer>, what: string, { buffer = false, resetFeed = false } = {}): Promise<unknown> {
     const { client, shardBytes, markerPlain } = this.shards
     const key = this.shards.key(shard, this.generation)
     const all = [shardBytes, markerPlain, this.shards.otherMarker(this.generation), ...args]
-    const promise = buffer ? client.callBuffer('eval', script, 1, key, ...all) : client.eval(script, 1, key, ...all)
+    const keys = resetFeed && this.fed ? [key, this.shards.names.feed(shard)] : [key]
+    if (keys.length === 2) all.push(this.shards.feedLength, resetValue())
+    const promise = buffer ? client.callBuffer('eval', script, keys.length, ...keys, ...all) : client.eval(script, keys.length, ...keys, ...all)
     return this.shards.call(promise, `${what} on ${key}`)
   }
 

@@ -11,6 +11,7 @@ import {
   checkOptions,
   checkRedisOptionNames,
   checkRedisParameters,
+  feedLengthOf,
   REBUILD_OPTIONS,
   sizeRedisFilter,
   timeoutOf,
@@ -138,7 +139,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkOptions(options)
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
-    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options))
+    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options), 0, feedLengthOf(options))
     if ((await createMeta(shards, 'creating', token, `create "${name}"`, { seeded, earlier })) !== undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
     try {
       await shards.forEachShard(async (shard) => {
@@ -195,7 +196,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
       if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a counting filter, not a fixed one (kind: 'fixed' was asked for)`)
       return RedisCountingFilter.open(client, name, options)
     }
-    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
+    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout, 0, meta.feedLength ?? 0)
     await shards.verifyShardsAgree(`open "${name}"`)
     return RedisBloomFilter.over(shards, options)
   }

@@ -9,6 +9,7 @@ import {
   checkOptions,
   checkRedisOptionNames,
   checkRedisParameters,
+  refuseFeed,
   sizeRedisFilter,
   timeoutOf,
   ttlMsOf,
@@ -90,6 +91,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     checkName(name)
     const checked = checkRedisParameters(parameters, COUNTER_BITS)
     checkOptions(options)
+    refuseFeed(options)
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
     const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options), COUNTER_BITS)
@@ -138,6 +140,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     checkOptions(options)
+    refuseFeed(options)
     return RedisCountingFilter.over(await importSnapshot(client, name, snapshot, options, { counting: true }))
   }
 

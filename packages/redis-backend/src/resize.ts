@@ -2,7 +2,7 @@ import { BloomError } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
-import { CHECKED_FIELDS, checkedValues, metaCheck, randomEpoch } from './meta.js'
+import { CHECKED_FIELDS, checkedValues, formatOf, metaCheck, randomEpoch } from './meta.js'
 import type { RedisClient } from './options.js'
 
 // An import over a filter with other parameters (docs/SPEC.md 9.6, "Replacing parameters"): other
@@ -61,7 +61,8 @@ export interface Replacement {
 export async function stageReplacement(old: ShardGenerations, token: string, counterBits: number, parameters: ShardGenerations['parameters']): Promise<Replacement> {
   let epoch = randomEpoch()
   while (epoch === old.epoch) epoch = randomEpoch()
-  const next = new ShardGenerations(old.client, new KeyNames(old.names.name, parameters.shards), parameters, epoch, old.timeout, counterBits)
+  // The new filter keeps the old one's feed (store format and feedLength).
+  const next = new ShardGenerations(old.client, new KeyNames(old.names.name, parameters.shards), parameters, epoch, old.timeout, counterBits, old.feedLength)
   const what = `import "${old.names.name}"`
   // A forced run may take over a rebuild's lock: unflag the old shards, so no writer copies adds
   // into next-generation keys that now hold the new filter.
@@ -81,7 +82,7 @@ export async function commitReplacement(replacement: Replacement): Promise<void>
   const what = `import "${name}"`
   try {
     await next.forEachShard((shard) => next.sealNext(shard))
-    const values = checkedValues(next.parameters, next.epoch)
+    const values = checkedValues(next.parameters, next.epoch, formatOf(next.feedLength))
     const fields = [...CHECKED_FIELDS.flatMap((field, i) => [field, values[i]]), 'check', metaCheck(values)]
     if (Number(await old.call(old.client.eval(SWITCH, 1, old.names.meta, token, String(old.parameters.shards), ...fields), what)) !== 1) throw lockLost(old)
   } catch (error) {
@@ -131,7 +132,7 @@ export function leftoverKeys(name: string, fields: Record<string, string>): stri
     const count = Number(fields[field])
     if (!Number.isInteger(count) || count < 1 || count > 65_536) continue
     const names = new KeyNames(name, count)
-    for (let shard = 0; shard < count; shard++) keys.push(names.shard(shard), names.nextShard(shard))
+    for (let shard = 0; shard < count; shard++) keys.push(names.shard(shard), names.nextShard(shard), names.feed(shard))
   }
   return keys
 }
@@ -143,8 +144,9 @@ async function deleteRetired(client: RedisClient, name: string, oldShards: numbe
   const old = new KeyNames(name, oldShards)
   await forEachLimited(oldShards, CONCURRENCY, (shard) => {
     const live = old.shard(shard)
-    // A live key and its next generation share a hash tag: one UNLINK, also on a Cluster.
-    return callRedis(kept.has(live) ? client.unlink(old.nextShard(shard)) : client.unlink(live, old.nextShard(shard)), timeout, `import "${name}"`)
+    // A live key, its next generation and its feed share a hash tag: one UNLINK, also on a Cluster.
+    // A kept key's feed was reset by the new filter's swap.
+    return callRedis(kept.has(live) ? client.unlink(old.nextShard(shard)) : client.unlink(live, old.nextShard(shard), old.feed(shard)), timeout, `import "${name}"`)
   })
 }
 

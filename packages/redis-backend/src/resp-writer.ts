@@ -25,6 +25,10 @@ export class Bytes {
   }
 }
 
+/** `MULTI` and `EXEC`, as a batch connection writes them around a transaction. */
+export const MULTI = new Bytes('*1\r\n$5\r\nMULTI\r\n')
+export const EXEC = new Bytes('*1\r\n$4\r\nEXEC\r\n')
+
 /** "0000" … "9999" as little-endian 32-bit words. */
 const QUADS = (() => {
   const quads = new Uint32Array(10_000)

@@ -3,6 +3,7 @@
 // Shard scripts take ARGV[1] = the marker's byte offset and ARGV[2], ARGV[3] = the two marker
 // values (4 bytes each) that are acceptable; a shard key without one of them is lost.
 import { callRedis } from './errors.js'
+import { RESET_FEED_LUA } from './feed.js'
 import type { RedisClient } from './options.js'
 
 /**
@@ -32,12 +33,21 @@ return redis.call('GETRANGE', KEYS[1], ARGV[4], ARGV[5])`
 export const COUNT_SHARD = `${CHECK_MARKER}
 return redis.call('BITCOUNT', KEYS[1], 0, ARGV[4])`
 
-/** SETRANGE ARGV[5] at byte ARGV[4] of a marked shard. */
-export const WRITE_SHARD = `${CHECK_MARKER}
+/**
+ * With KEYS[2] (a live shard's feed, store format 2): the shard's bits are overwritten or ORed in
+ * place rather than swapped, so its feed is reset in the same script (ARGV[6] the feed length,
+ * ARGV[7] the reset entry's tag) and replicas load the shard again.
+ */
+const RESET_FEED_IF_FED = `${RESET_FEED_LUA}
+if KEYS[2] then resetFeed(KEYS[2], KEYS[1], ARGV[6], ARGV[7]) end
+`
+
+/** SETRANGE ARGV[5] at byte ARGV[4] of a marked shard (resetting a feed KEYS[2], see above). */
+export const WRITE_SHARD = `${CHECK_MARKER}${RESET_FEED_IF_FED}
 return redis.call('SETRANGE', KEYS[1], ARGV[4], ARGV[5])`
 
-/** ORs ARGV[5] into a marked shard from byte ARGV[4] (callers keep ARGV[5] to ≤ 64 KiB). */
-export const OR_SHARD = `${CHECK_MARKER}
+/** ORs ARGV[5] into a marked shard from byte ARGV[4] (callers keep ARGV[5] to ≤ 64 KiB), resetting a feed KEYS[2]. */
+export const OR_SHARD = `${CHECK_MARKER}${RESET_FEED_IF_FED}
 local from = tonumber(ARGV[4])
 local add = ARGV[5]
 local old = redis.call('GETRANGE', KEYS[1], from, from + #add - 1)
@@ -116,15 +126,18 @@ return 0`
 /**
  * Moves the next generation of a shard (KEYS[1]) over the live one (KEYS[2]) in one step, after
  * checking it is complete (marker ARGV[2] at ARGV[1]). Keeps the live key's remaining TTL, or
- * uses ARGV[3] ms (the filter's) when the live key is gone; ARGV[3] = 0 means none.
+ * uses ARGV[3] ms (the filter's) when the live key is gone; ARGV[3] = 0 means none. With KEYS[3]
+ * (the shard's feed, store format 2), resets the feed in the same step (ARGV[4] the feed length,
+ * ARGV[5] the reset entry's tag), with the shard's TTL.
  */
-export const SWAP_SHARD = `
+export const SWAP_SHARD = `${RESET_FEED_LUA}
 local at = tonumber(ARGV[1])
 if redis.call('GETRANGE', KEYS[1], at, at + 3) ~= ARGV[2] then return redis.error_reply('BLOOMKIT_DATA_LOST next generation incomplete') end
 local ttl = redis.call('PTTL', KEYS[2])
 redis.call('RENAME', KEYS[1], KEYS[2])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl)
 elseif tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+if KEYS[3] then resetFeed(KEYS[3], KEYS[2], ARGV[4], ARGV[5]) end
 return 1`
 
 /**

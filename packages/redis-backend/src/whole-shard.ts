@@ -4,6 +4,7 @@
 // followed by the marker.
 import { SET_BITS, TEST_BITS, testOrSetGroup, type PositionBatch } from '@bloomkit/core/store'
 import { dataLost, storeError } from './errors.js'
+import { addArguments, addValue } from './feed.js'
 import type { Generation, ShardGenerations } from './generations.js'
 import { OR_SCRATCH } from './scripts.js'
 
@@ -26,7 +27,7 @@ export async function readWhole(shards: ShardGenerations, generation: Generation
  * scratch key, GETRANGE the shard (its bits before the batch, and its marker), and OR the
  * scratch key into it (and into the next generation while a rebuild runs). MULTI/EXEC makes the
  * three one atomic step, so the old bits say exactly which keys were new, as BITFIELD's
- * replies would.
+ * replies would. A live shard of a filter with a feed gets the keys' entry in the same step.
  */
 export async function orWhole(shards: ShardGenerations, generation: Generation, shard: number, batch: PositionBatch, keys: Uint32Array, out: Uint8Array): Promise<void> {
   const { client, names, shardBytes } = shards
@@ -35,15 +36,13 @@ export async function orWhole(shards: ShardGenerations, generation: Generation, 
   const delta = Buffer.alloc(shardBytes)
   // The batch's own bits; which keys were new comes from the shard's old bits below.
   testOrSetGroup(delta, batch.positions, batch.hashes, keys, 0, keys.length, out, SET_BITS)
-  const replies = await shards.call(
-    client
-      .multi()
-      .set(names.scratch(shard), delta, 'PX', SCRATCH_TTL_MS)
-      .getrangeBuffer(key, 0, shardBytes + 3)
-      .eval(OR_SCRATCH, 3, key, names.scratch(shard), names.nextShard(shard), shardBytes, shards.markerPlain, shards.otherMarker(generation), generation === 'live' ? '1' : '0')
-      .exec(),
-    what,
-  )
+  const transaction = client
+    .multi()
+    .set(names.scratch(shard), delta, 'PX', SCRATCH_TTL_MS)
+    .getrangeBuffer(key, 0, shardBytes + 3)
+    .eval(OR_SCRATCH, 3, key, names.scratch(shard), names.nextShard(shard), shardBytes, shards.markerPlain, shards.otherMarker(generation), generation === 'live' ? '1' : '0')
+  if (generation === 'live' && shards.feedLength > 0) transaction.call('xadd', names.feed(shard), ...addArguments(shards.feedLength, addValue(batch, keys, 0, keys.length)))
+  const replies = await shards.call(transaction.exec(), what)
   if (replies === null) throw storeError(new Error('transaction aborted'), what)
   for (const [error] of replies) if (error) throw storeError(error, what)
   const bytes = replies[1][1] as Buffer
