@@ -214,12 +214,16 @@ async function setLiveAndNext(shards: ShardGenerations, shard: number, batch: Po
   const keysPerCall = Math.max(1, Math.floor(POSITIONS_PER_SCRIPT / batch.hashes))
   const live = shards.key(shard, 'live')
   const what = `add on ${live}`
+  const feedKey = shards.feedLength > 0 ? [shards.names.feed(shard)] : []
   for (let start = from; start < to; start += keysPerCall) {
+    const end = Math.min(to, start + keysPerCall)
     const positions: number[] = []
-    for (let k = start; k < Math.min(to, start + keysPerCall); k++) {
+    for (let k = start; k < end; k++) {
       for (let h = 0, at = keys[k] * batch.hashes; h < batch.hashes; h++) positions.push(batch.positions[at + h])
     }
-    const written = await shards.call(client.eval(SET_LIVE_AND_NEXT, 2, live, shards.key(shard, 'next'), shardBytes, markerPlain, markerFlagged, ...positions), what)
+    // A filter with a feed gets the keys' entry in the same script (docs/SPEC.md 9.12).
+    const entry = feedKey.length > 0 ? [shards.feedLength, addValue(batch, keys, start, end)] : [0, '']
+    const written = await shards.call(client.eval(SET_LIVE_AND_NEXT, 2 + feedKey.length, live, shards.key(shard, 'next'), ...feedKey, shardBytes, markerPlain, markerFlagged, ...entry, ...positions), what)
     if (Number(written) !== 1) throw dataLost(what)
   }
 }

@@ -3,7 +3,7 @@
 // Shard scripts take ARGV[1] = the marker's byte offset and ARGV[2], ARGV[3] = the two marker
 // values (4 bytes each) that are acceptable; a shard key without one of them is lost.
 import { callRedis } from './errors.js'
-import { RESET_FEED_LUA } from './feed.js'
+import { ADD_FIELD, RESET_FEED_LUA } from './feed.js'
 import type { RedisClient } from './options.js'
 
 /**
@@ -87,17 +87,20 @@ redis.call('DEL', KEYS[2])
 return 1`
 
 /**
- * Sets bits ARGV[4 …] in the marked live shard KEYS[1] and, when its marker is the flagged one
+ * Sets bits ARGV[6 …] in the marked live shard KEYS[1] and, when its marker is the flagged one
  * (ARGV[3]) and the next generation KEYS[2] is sealed (ARGV[2]), in KEYS[2] too, in one step: a
  * writer's second live write after its copy met no sealed next key (docs/SPEC.md 9.5), which may
- * find a new rebuild's flag. Returns 0, changing nothing, when KEYS[1] is missing or not marked.
+ * find a new rebuild's flag. With KEYS[3] (the shard's feed, store format 2), appends the entry
+ * ARGV[5] to it, trimmed to about ARGV[4] entries, in the same step (9.12). Returns 0, changing
+ * nothing, when KEYS[1] is missing or not marked.
  */
 export const SET_LIVE_AND_NEXT = `
 local at = tonumber(ARGV[1])
 local marker = redis.call('GETRANGE', KEYS[1], at, at + 3)
 if marker ~= ARGV[2] and marker ~= ARGV[3] then return 0 end
 local copy = marker == ARGV[3] and redis.call('GETRANGE', KEYS[2], at, at + 3) == ARGV[2]
-for i = 4, #ARGV do
+if KEYS[3] then redis.call('XADD', KEYS[3], 'NOMKSTREAM', 'MAXLEN', '~', ARGV[4], '*', '${ADD_FIELD}', ARGV[5]) end
+for i = 6, #ARGV do
   redis.call('SETBIT', KEYS[1], ARGV[i], 1)
   if copy then redis.call('SETBIT', KEYS[2], ARGV[i], 1) end
 end

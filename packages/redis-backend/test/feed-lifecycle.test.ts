@@ -215,3 +215,21 @@ test('a batch whose hash pairs were not filled is refused by a filter with a fee
   expect((await feedEntries(redis, namesOf(filter).feed(0))).map((entry) => entry.kind)).toEqual(['reset'])
   await filter.destroy()
 })
+
+test.each(CLIENTS)('a flagged add whose next key is gone writes the live shard once more, and that write appends its own entry (%s)', async (_, client) => {
+  const name = uniqueName('feed-second-write')
+  const created = await RedisBloomFilter.fromParameters(client, name, { bits: 8192, hashes: 5, shards: 1, seed: 3, layout: 'classic' }, { feed: true })
+  const filter = await RedisBloomFilter.open(client, name, { kind: 'fixed', scanBytesPerKey: 0, blockReads: false, batchConnection: false })
+  const names = namesOf(filter)
+  // A rebuild flagged the live shard, and its next key is gone when the writer copies: the write
+  // after the failed copy may land in a shard swapped in meanwhile, whose feed was reset.
+  const marker = Buffer.alloc(4)
+  marker.writeUInt32BE(2 * filter.epoch + 1)
+  await client.setrange(names.shard(0), 8192 / 8, marker)
+  await client.del(names.nextShard(0))
+  expect(await filter.add('during')).toBe(true)
+  const adds = (await feedEntries(client, names.feed(0))).filter((entry) => entry.kind === 'add')
+  expect(adds.map((entry) => entry.pairs.length / 2), 'the first live write and the second each recorded the key').toEqual([1, 1])
+  expect(adds[1].pairs).toEqual(adds[0].pairs)
+  await Promise.all([filter.close(), created.destroy()])
+})
