@@ -1,31 +1,14 @@
-// `npm run bench` runs every suite below and writes benchmarks/RESULTS.md, benchmarks/results.json,
+// `npm run bench` runs every suite of suites.ts, on Node 24 (the current LTS line: BENCH_RUNTIME in
+// scripts/runtimes/runtimes.mjs), and writes benchmarks/RESULTS.md, benchmarks/results.json,
 // benchmarks/charts/*.svg and the root README's results table. `node benchmarks/dist/main.js redis`
-// (after `pnpm run build`) runs just that suite and replaces just its part; `--quick` writes a
-// first look to benchmarks/quick/ instead. How to add a suite: benchmarks/README.md.
+// (after `pnpm run build`) runs just that suite, on the Node that runs it, and replaces just its part;
+// `--quick` writes a first look to benchmarks/quick/ instead. How to add a suite: benchmarks/README.md.
 import { writeFileSync } from 'node:fs'
-import { sampleQuickly, type Suite } from './measure.js'
+import { sampleQuickly } from './measure.js'
 import { Report } from './report.js'
 import { commit, headlineTable, machine, mergeResults, readResults, replaceMarkedBlock, writeResults, type SuiteResult } from './results.js'
-
-/**
- * The suites, in the order a full run takes them; add a suite with one line.
- * Each module is loaded only when its turn comes: merely importing ioredis halved the memory suite's
- * throughput (bloomkit's and bloomfilter's alike) in this process. The memory suite goes first, as in
- * a process with one kind of key: the hashing suite feeds the same hash function strings of every
- * length and shape and Uint8Arrays, and V8's feedback from that cost bloomkit ~20 % in a memory suite
- * run after it.
- */
-const suites: Record<string, () => Promise<Suite>> = {
-  memory: async () => (await import('./memory.js')).runMemoryBenchmarks,
-  hashing: async () => (await import('./hashing.js')).runHashingBenchmarks,
-  level: async () => (await import('./level.js')).runLevelBenchmarks,
-  redis: async () => (await import('./redis.js')).runRedisBenchmarks,
-  cli: async () => (await import('./cli.js')).runCliBenchmarks,
-  guard: async () => (await import('./guard.js')).runGuardBenchmarks,
-  layered: async () => (await import('./layered.js')).runLayeredBenchmarks,
-  counting: async () => (await import('./counting.js')).runCountingBenchmarks,
-  accuracy: async () => (await import('./accuracy.js')).runAccuracyBenchmarks,
-}
+import { notInQuickRuns, suites } from './suites.js'
+import { BENCH_RUNTIME } from '../../scripts/runtimes/runtimes.mjs'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -35,13 +18,14 @@ if (unknown.length > 0) {
   console.error(`unknown suite ${unknown.join(', ')}; the suites are: ${Object.keys(suites).join(', ')}`)
   process.exit(2)
 }
-const chosen = Object.keys(suites).filter((name) => only.length === 0 || only.includes(name))
+const chosen = Object.keys(suites).filter((name) => (only.length === 0 ? !(quick && notInQuickRuns.has(name)) : only.includes(name)))
 if (quick) sampleQuickly()
 
 const benchmarks = new URL('../', import.meta.url)
 const root = new URL('../', benchmarks)
 const revision = commit(root)
-console.log(`bloomkit benchmarks${quick ? ' (quick)' : ''}: ${chosen.join(', ')}; Node ${process.version}, commit ${revision}`)
+const runtime = process.version === `v${BENCH_RUNTIME}` ? 'the current LTS line, as npm run bench runs it' : `npm run bench runs on Node ${BENCH_RUNTIME}, the current LTS line`
+console.log(`bloomkit benchmarks${quick ? ' (quick)' : ''}: ${chosen.join(', ')}; Node ${process.version} (${runtime}), commit ${revision}`)
 
 const report = new Report()
 const fresh: SuiteResult[] = []

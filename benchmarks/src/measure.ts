@@ -11,6 +11,12 @@ export interface SuiteOptions {
    * (say `add 200k`, not `add 1M`). Quick results go to benchmarks/quick/, never to RESULTS.md.
    */
   readonly quick: boolean
+  /**
+   * Set in the runtime table's child processes (runtimes.ts), which keep only bloomkit's hot rows
+   * (hashing; memory has and hasMany): a suite may skip what no such row needs (the memory suite
+   * skips bloom-filters and its 100M-key filter), and must measure the rows it keeps as it always does.
+   */
+  readonly forRuntimeTable?: boolean
 }
 
 /** A benchmark suite: measures, and adds rows (and the charts they go into) to the report. */

@@ -29,6 +29,11 @@ export interface Row {
   readonly chart?: ChartSpot
   /** Show this row in the root README's results table under this short label (keep the whole table ≤ 8 rows). */
   readonly headline?: string
+  /**
+   * The Node version the row was measured on, e.g. '22.23.3', for rows of the runtime table
+   * (runtimes.ts): RESULTS.md shows such rows side by side, a column per version.
+   */
+  readonly runtime?: string
 }
 
 /** A chart the suites draw rows into. */
@@ -113,6 +118,35 @@ export function markdownTable(rows: readonly Row[]): string {
   for (const r of rows) {
     const ns = r.opsPerSecond > 0 ? (1e9 / r.opsPerSecond).toFixed(1) : '–'
     lines.push(`| ${r.task} | ${formatBatch(r.batch)} | ${r.subject} | ${formatOps(r.opsPerSecond)} | ${ns} | ${r.notes ?? ''} |`)
+  }
+  return lines.join('\n')
+}
+
+/**
+ * Rows measured on several Node versions (`runtime`) as one Markdown table: a row per task, subject
+ * and batch, a column of ops/s per version (oldest first), each after the first with its ratio to it.
+ */
+export function runtimeTable(rows: readonly Row[]): string {
+  const versions = [...new Set(rows.map((r) => r.runtime ?? ''))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
+  const lines = [
+    `| task | batch | subject | ${versions.map((v) => `Node ${v}`).join(' | ')} |`,
+    `|---|---:|---|${versions.map(() => '---:').join('|')}|`,
+  ]
+  const byLine = new Map<string, Map<string, number>>()
+  for (const r of rows) {
+    const key = JSON.stringify([r.task, formatBatch(r.batch), r.subject])
+    if (!byLine.has(key)) byLine.set(key, new Map())
+    byLine.get(key)!.set(r.runtime ?? '', r.opsPerSecond)
+  }
+  for (const [key, figures] of byLine) {
+    const [task, batch, subject] = JSON.parse(key) as string[]
+    const first = figures.get(versions[0])
+    const cells = versions.map((v, i) => {
+      const ops = figures.get(v)
+      if (ops === undefined) return '–'
+      return i === 0 || first === undefined || first === 0 ? formatOps(ops) : `${formatOps(ops)} (${(ops / first).toFixed(2)}×)`
+    })
+    lines.push(`| ${task} | ${batch} | ${subject} | ${cells.join(' | ')} |`)
   }
   return lines.join('\n')
 }

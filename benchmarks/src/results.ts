@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { renderChart } from './charts.js'
-import { formatBatch, formatOps, markdownTable, type ChartDescription, type Row } from './report.js'
+import { BENCH_RUNTIME, lineOf, RUNTIMES } from '../../scripts/runtimes/runtimes.mjs'
+import { formatBatch, formatOps, markdownTable, runtimeTable, type ChartDescription, type Row } from './report.js'
 
 /** What a run was measured on, printed at the top of RESULTS.md. */
 export interface Machine {
@@ -62,8 +63,20 @@ export function mergeResults(kept: readonly SuiteResult[], fresh: readonly Suite
   return [...bySuite.values()].sort((a, b) => rank(a.suite) - rank(b.suite))
 }
 
+/** The Node lines of the runtime table, as prose: '20, 22, 24 and 26'. */
+function runtimeLines(): string {
+  const lines = RUNTIMES.map((runtime) => String(lineOf(runtime.version)))
+  return lines.length > 1 ? `${lines.slice(0, -1).join(', ')} and ${lines.at(-1)}` : lines.join('')
+}
+
 const describeMachine = (m: Machine) =>
   `Node ${m.node}, ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}; load average ${m.loadAverage} at the start`
+
+const RUNTIME_TABLE_INTRO = [
+  'The hot suites again on each Node line (`benchmarks/src/runtimes.ts`): the same suite code in a fresh child process of each',
+  'Node binary, the lines one after another for each suite. A figure after the first column has its ratio to the oldest line\'s beside it.',
+  '',
+].join('\n')
 
 /**
  * Writes `<folder>/RESULTS.md` and `<folder>/charts/<id>.svg` from the results; returns the chart files.
@@ -90,22 +103,33 @@ export async function writeResults(folder: URL, results: readonly SuiteResult[],
     '',
     'Every row says its batch: keys per call of the measured API (1 = single calls). Figures are medians; compare rows of one run only.',
     '',
+    `\`npm run bench\` runs on Node ${BENCH_RUNTIME}, the current LTS line; each suite below names the Node it ran on.${results.some((result) => result.suite === 'runtimes') ? ` The [runtimes](#runtimes) table runs the hot suites on Node ${runtimeLines()} side by side.` : ''}`,
+    '',
   ]
   for (const result of results) lines.push(`- **${result.suite}**: ${result.date}, commit \`${result.commit}\`, ${result.seconds} s; ${describeMachine(result.machine)}`)
   if (written.length > 0) {
     lines.push('', '## Charts', '')
     for (const id of written) lines.push(`![${charts.get(id)!.title}](charts/${id}.svg)`, '')
   }
-  for (const result of results) lines.push('', `## ${result.suite}`, '', markdownTable(result.rows))
+  for (const result of results) {
+    const byRuntime = result.rows.some((row) => row.runtime !== undefined)
+    lines.push('', `## ${result.suite}`, '')
+    if (byRuntime) lines.push(RUNTIME_TABLE_INTRO)
+    lines.push(byRuntime ? runtimeTable(result.rows) : markdownTable(result.rows))
+  }
   writeFileSync(new URL('RESULTS.md', folder), `${lines.join('\n')}\n`)
   return written
 }
 
-/** The rows marked `headline`, as the short table the root README shows. */
+/** The rows marked `headline`, as the short table the root README shows, and the Node they ran on. */
 export function headlineTable(results: readonly SuiteResult[]): string {
-  const rows = results.flatMap((result) => result.rows).filter((row) => row.headline !== undefined)
+  const shown = results.filter((result) => result.rows.some((row) => row.headline !== undefined))
   const lines = ['| what | keys per call | keys/s |', '|---|---:|---:|']
-  for (const row of rows) lines.push(`| ${row.headline} | ${formatBatch(row.batch)} | ${formatOps(row.opsPerSecond)} |`)
+  for (const row of shown.flatMap((result) => result.rows).filter((row) => row.headline !== undefined)) {
+    lines.push(`| ${row.headline} | ${formatBatch(row.batch)} | ${formatOps(row.opsPerSecond)} |`)
+  }
+  const nodes = [...new Set(shown.map((result) => result.machine.node))].join(', ')
+  lines.push('', `On Node ${nodes}. Node ${runtimeLines()} side by side on the hot paths: [the runtime table](benchmarks/RESULTS.md#runtimes).`)
   return lines.join('\n')
 }
 
