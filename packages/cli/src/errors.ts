@@ -22,7 +22,8 @@ export type CliErrorCode =
   | 'CLI_TARGET'
   /**
    * The input did not arrive whole, so nothing was committed: fewer keys than `--expect` or
-   * `--min-keys`, no `--end-marker`, or far fewer keys than the filter being replaced holds.
+   * `--min-keys`, no `--end-marker`, no key at all without `--allow-empty`, or far fewer keys than
+   * the filter being replaced holds.
    */
   | 'CLI_INCOMPLETE'
   /** SIGINT or SIGTERM arrived before the commit: nothing was committed (exit 130). */

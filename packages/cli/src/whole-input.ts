@@ -12,6 +12,8 @@ export interface WholeInputFlags {
   readonly endMarker?: string
   /** `--allow-shrink`: replace a filter even by one built from far fewer keys. */
   readonly allowShrink?: boolean
+  /** `--allow-empty`: commit a filter built from an input that held no key. */
+  readonly allowEmpty?: boolean
 }
 
 /**
@@ -23,7 +25,9 @@ const SHRINK_FLOOR = 100
 /**
  * Checks, after the last key was read and before anything is committed, that the input arrived
  * whole: no signal arrived (waiting briefly for one that came with the end of the input), the
- * counts meet `--expect`/`--min-keys`, the end marker was read, and a replaced filter holding
+ * counts meet `--expect`/`--min-keys`, the end marker was read, the input held a key unless
+ * `--allow-empty` (an empty filter answers "absent" for every key: a producer that failed before
+ * its first line, `false | bloomkit build -`, must not become one), and a replaced filter holding
  * `replacedCount` keys (estimated) is not replaced by one from under half as many.
  * @throws CliError `CLI_INTERRUPTED`, or `CLI_INCOMPLETE` naming the flag that failed.
  */
@@ -38,6 +42,13 @@ export async function checkWholeInput(counts: InputCounts, flags: WholeInputFlag
   }
   if (flags.minKeys !== undefined && counts.keys < flags.minKeys) {
     throw new CliError('CLI_INCOMPLETE', `the input held ${keys} keys, fewer than --min-keys ${flags.minKeys.toLocaleString('en-US')}; nothing was committed`)
+  }
+  if (counts.keys === 0 && flags.allowEmpty !== true) {
+    const blank = counts.skipped > 0 ? ` (${counts.skipped.toLocaleString('en-US')} blank lines or empty values skipped)` : ''
+    throw new CliError(
+      'CLI_INCOMPLETE',
+      `the input held no keys${blank}; if the producer failed, nothing was committed; pass --allow-empty if the filter is meant to be empty`,
+    )
   }
   if (flags.allowShrink !== true && replacedCount !== undefined && replacedCount >= SHRINK_FLOOR && counts.keys < replacedCount / 2) {
     throw new CliError(

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { decodeSnapshot } from '@bloomkit/core/store'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { BIN, runCli, tempFolder } from './support/run-cli.js'
 
@@ -171,6 +172,61 @@ describe('build --expect, --min-keys, --end-marker, --allow-shrink', () => {
     expect((await runCli(['build', '-', '--out', out, '--replace', '--allow-shrink'], { input: 'new:1\nnew:2\n' })).code).toBe(0)
     expect((await runCli(['check', out, 'new:1', 'new:3'])).stdout).toBe('new:1\tpresent\nnew:3\tabsent\n')
   })
+})
+
+describe.each([
+  { kind: 'file', target: (id: string) => [at(`empty-file-${id}.blmk`)] },
+  { kind: 'LevelDB', target: (id: string) => [`level:${at(`empty-level-${id}`)}`] },
+  { kind: 'Redis', target: (id: string) => [redisUrl, '--name', `empty-${process.pid}-${id}`] },
+])('an input that held no key, into a $kind target', ({ kind, target }) => {
+  const sizing = ['--capacity', '1000', '--error-rate', '0.01']
+  const refusal = /^bloomkit: the input held no keys(?: \(2 blank lines or empty values skipped\))?; if the producer failed, nothing was committed; pass --allow-empty if the filter is meant to be empty \[CLI_INCOMPLETE\]\n$/
+  /** Whether anything of the target exists: the file or folder (or a temporary one beside it), or a key of the Redis name. */
+  async function leftOf(id: string): Promise<string[]> {
+    if (kind !== 'Redis') return readdirSync(folder.path).filter((name) => name.includes(`empty-${kind === 'file' ? 'file' : 'level'}-${id}`))
+    const client = new Redis({ ...standalone, maxRetriesPerRequest: 1 })
+    try {
+      return await client.keys(`empty-${process.pid}-${id}*`)
+    } finally {
+      client.disconnect()
+    }
+  }
+
+  test('`false | bloomkit build -`, an empty file or blank lines commit nothing new (CLI_INCOMPLETE, exit 2); --allow-empty builds the empty filter', async () => {
+    writeFileSync(at('no-keys.txt'), '')
+    for (const [input, from] of [['', '-'], ['\n\r\n', '-'], ['', at('no-keys.txt')]] as const) {
+      const [where, ...flags] = target('new')
+      const refused = await runCli(['build', from, '--out', where, ...flags, ...sizing], { input })
+      expect(refused.stderr).toMatch(refusal)
+      expect(refused.code).toBe(2)
+      expect(await leftOf('new')).toEqual([])
+    }
+    const counting = await runCli(['build', '-', '--out', ...target('new'), ...sizing, '--counting'])
+    expect(counting.stderr).toMatch(refusal)
+    expect(await leftOf('new')).toEqual([])
+    const [where, ...flags] = target('new')
+    const allowed = await runCli(['build', '-', '--out', where, ...flags, ...sizing, '--allow-empty', '--json'])
+    expect(allowed.code).toBe(0)
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ keys: 0 })
+    const check = await runCli(['check', where, ...flags, 'user:1'])
+    expect(check.stdout).toBe('user:1\tabsent\n')
+    expect(check.code).toBe(1)
+  }, 180_000)
+
+  test('--replace of a small filter (too small for the shrink guard) by an empty input keeps the old one, with or without new sizing', async () => {
+    const [where, ...flags] = target('old')
+    expect((await runCli(['build', '-', '--out', where, ...flags, ...sizing], { input: 'old:1\nold:2\nold:3\n' })).code).toBe(0)
+    const before = await bitsOf(target('old'))
+    for (const resize of [[], ['--capacity', '5000', '--error-rate', '0.01']]) {
+      const refused = await runCli(['build', '-', '--out', where, ...flags, '--replace', ...resize])
+      expect(refused.stderr).toMatch(refusal)
+      expect(refused.code).toBe(2)
+      expect((await bitsOf(target('old'))).equals(before)).toBe(true)
+    }
+    expect((await runCli(['check', where, ...flags, 'old:1', 'old:3'])).stdout).toBe('old:1\tpresent\nold:3\tpresent\n')
+    expect((await runCli(['build', '-', '--out', where, ...flags, '--replace', '--allow-empty'])).code).toBe(0)
+    expect((await runCli(['check', where, ...flags, 'old:1'])).stdout).toBe('old:1\tabsent\n')
+  }, 180_000)
 })
 
 describe('build --max-key-length', () => {

@@ -46,6 +46,7 @@ interface BuildOptions {
   minKeys?: number
   endMarker?: string
   allowShrink?: boolean
+  allowEmpty?: boolean
   maxKeyLength: number
 }
 
@@ -79,6 +80,7 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--min-keys <keys>', 'commit only if the input holds at least this many keys', integer(0, Number.MAX_SAFE_INTEGER))
   .option('--end-marker <line>', 'commit only if the input ends with this line (not a key), written by the producer once it succeeded')
   .option('--allow-shrink', 'with --replace: allow a filter built from under half the keys of the one it replaces')
+  .option('--allow-empty', 'commit a filter even when the input held no key (without it an empty input commits nothing: exit 2, CLI_INCOMPLETE)')
   .addOption(
     new Option('--max-key-length <bytes>', 'longest key (line) in bytes, as 100, 64K or 1M; a longer one is an error')
       .argParser(byteCount(1, 2 ** 30))
