@@ -319,3 +319,82 @@ describe('layered rebuilds seen by other instances', () => {
     await library.destroy()
   })
 })
+
+describe('rotating windows across re-adds, shared with a reader and writer written from the spec', () => {
+  const minute = 60_000
+
+  test('a key either side re-adds in a later window is written into it by either, and both find it keep windows from the re-add', async () => {
+    const name = uniqueName('independent-readds')
+    let now = 1_000 * minute
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 500, errorRate: 0.001, window: { seconds: 60, keep: 3 }, seed: 11, clock: () => now })
+    const other = await spec.openLayered(redis, name)
+    const ours = keys('library', 200)
+    const theirs = keys('spec', 200)
+    const newIn1000 = [...(await library.addMany(ours)), ...(await spec.addLayered(redis, other, theirs, now))].filter(Boolean).length
+    now += 2 * minute
+    // Each adds again what the other added two windows ago: new to window 1002, so written into it.
+    const newIn1002 = [...(await spec.addLayered(redis, other, ours, now)), ...(await library.addMany(theirs))].filter(Boolean).length
+    expect(newIn1002).toBe(400)
+    const counts = (await library.layers()).map((layer) => [layer.window, layer.count])
+    expect(counts).toEqual([
+      [1000, newIn1000],
+      [1002, 400],
+    ])
+    expect(counts.map(([, count]) => count)).toEqual(await spec.countsOf(redis, other, now))
+    now += minute
+    // Window 1000 has passed: what was added again in 1002 is still found, by both.
+    const all = [...ours, ...theirs]
+    expect((await library.hasMany(all)).every(Boolean)).toBe(true)
+    expect((await spec.hasLayered(redis, other, all, now)).every(Boolean)).toBe(true)
+    now += 2 * minute
+    // And forgotten once 1002 has passed too (but for false positives), the same by both.
+    expect((await library.hasMany(all)).filter(Boolean).length).toBeLessThan(5)
+    expect(await spec.hasLayered(redis, other, all, now)).toEqual(await library.hasMany(all))
+    await library.destroy()
+  })
+
+  test('first-time keys that an older window’s layer holds by chance are written into the current window by both', async () => {
+    const name = uniqueName('independent-older-false-positives')
+    let now = 2_000 * minute
+    // A window's layer is sized for 1000 keys at 25 %: a full older layer seems to hold about a quarter of new keys.
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 1000, errorRate: 0.5, window: { seconds: 60, keep: 2 }, seed: 12, clock: () => now })
+    const other = await spec.openLayered(redis, name)
+    await library.addMany(keys('old', 1000))
+    now += minute
+    const fresh = [...keys('library', 400), ...keys('spec', 400)]
+    expect((await spec.hasLayered(redis, other, fresh, now)).filter(Boolean).length).toBeGreaterThan(100)
+    await library.addMany(fresh.slice(0, 400))
+    await spec.addLayered(redis, other, fresh.slice(400), now)
+    now += minute
+    expect((await library.hasMany(fresh)).every(Boolean)).toBe(true)
+    expect((await spec.hasLayered(redis, other, fresh, now)).every(Boolean)).toBe(true)
+    await library.destroy()
+  })
+
+  test('a writer keep windows behind is refused (BLOOM_CLOCK_SKEW) by both; one behind adds into the newest window, so the list stays in order and exports', async () => {
+    const name = uniqueName('independent-skew')
+    let now = 3_000 * minute
+    const library = await RedisLayeredFilter.create(redis, name, { capacity: 100, errorRate: 0.001, window: { seconds: 60, keep: 2 }, seed: 13, clock: () => now })
+    const other = await spec.openLayered(redis, name)
+    await library.add('w3000')
+    now += 2 * minute
+    await library.add('w3002')
+    const before = await redis.hget(`${name}:meta`, 'layers')
+    const refused = await spec.addLayered(redis, other, ['late'], now - 2 * minute).then(() => undefined, (error: unknown) => error)
+    expect(refused).toBeInstanceOf(spec.SpecError)
+    expect((refused as spec.SpecError).code).toBe('BLOOM_CLOCK_SKEW')
+    const lagging = await RedisLayeredFilter.open(redis, name, { clock: () => now - 2 * minute })
+    expect((await lagging.add('late').then(() => 'added', (error: { code?: string }) => error.code))).toBe('BLOOM_CLOCK_SKEW')
+    expect(await redis.hget(`${name}:meta`, 'layers')).toBe(before)
+    // One window behind: both add into window 3002, the newest.
+    expect(await spec.addLayered(redis, other, ['spec-late'], now - minute)).toEqual([true])
+    const late = await RedisLayeredFilter.open(redis, name, { clock: () => now - minute })
+    expect(await late.add('library-late')).toBe(true)
+    expect((await library.layers()).map((layer) => layer.window)).toEqual([3002])
+    const copy = await RedisLayeredFilter.import(redis, uniqueName('independent-skew-copy'), await library.export(), { clock: () => now })
+    expect(await copy.hasMany(['w3002', 'spec-late', 'library-late'])).toEqual([true, true, true])
+    for (const filter of [lagging, late]) await filter.close()
+    await copy.destroy()
+    await library.destroy()
+  })
+})

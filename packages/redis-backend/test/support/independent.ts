@@ -378,7 +378,22 @@ export function parseLayers(text: string): Entry[] {
   })
 }
 
-export const windowOf = (seconds: number, now: number) => Math.floor(now / (seconds * 1000))
+/** The window of time `now` (9.8); times run from 0 to 2^53 − 1 ms (section 8). */
+export function windowOf(seconds: number, now: number): number {
+  if (!(now >= 0 && now <= Number.MAX_SAFE_INTEGER)) throw new SpecError('BLOOM_INVALID_PARAMETER', `time ${now}`)
+  return Math.floor(now / (seconds * 1000))
+}
+
+/**
+ * A writer's current window (9.8): the later of its clock's and the newest listed entry's. A clock
+ * `keep` or more windows behind it must not add.
+ */
+function currentWindow(l: Layered, entries: Entry[], now: number): number {
+  const w = windowOf(l.seconds, now)
+  const current = Math.max(w, ...entries.map((e) => e.window))
+  if (w < current - l.keep + 1) throw new SpecError('BLOOM_CLOCK_SKEW', `window ${w}, the filter's ${current}`)
+  return current
+}
 
 export interface Layered {
   readonly name: string
@@ -401,9 +416,11 @@ export function layeredCheck(fields: Readonly<Partial<Record<string, string>>>):
   return crc32(encoder.encode(LAYERED_CHECKED.map((f) => fields[f] ?? '').join('|'))).toString(16).padStart(8, '0')
 }
 
-/** The list's own fields (9.8): version, nextId at least every listed id, counts, ready marks. */
+/** The list's own fields (9.8): version, nextId at least every listed id, counts, ready marks; windows that start by 2^53 − 1 ms (section 8). */
 function checkList(f: Readonly<Partial<Record<string, string>>>): Entry[] {
   const entries = parseLayers(f.layers ?? '')
+  const seconds = Number(f.seconds)
+  if (f.policy === 'rotating' && entries.some((e) => e.window * seconds * 1000 > Number.MAX_SAFE_INTEGER)) throw new SpecError('BLOOM_CORRUPT_STORE', 'a window past the last')
   integerField(f, 'version', 1)
   const nextId = integerField(f, 'nextId')
   for (const e of entries) {
@@ -464,9 +481,16 @@ async function openLayer(redis: Redis, l: Layered, entry: Entry): Promise<Fixed 
   }
 }
 
-/** Layers an add judges keys against: while a rebuild runs, the rebuilt layer (index 0, not first) and those after it. */
-function judgedForAdds(l: Layered, entries: Entry[]): Entry[] {
-  if (l.policy !== 'scalable') return entries
+/**
+ * Layers an add judges keys against (9.8, step 1): rotating, those of the current window (a key only
+ * older windows hold is written again, section 8); scalable, while a rebuild runs, the rebuilt
+ * layer (index 0, not first) and those after it.
+ */
+function judgedForAdds(l: Layered, entries: Entry[], now: number): Entry[] {
+  if (l.policy !== 'scalable') {
+    const current = currentWindow(l, entries, now)
+    return entries.filter((e) => e.window >= current)
+  }
   for (let i = entries.length - 1; i > 0; i--) if (entries[i].index === 0) return entries.slice(i)
   return entries
 }
@@ -492,7 +516,7 @@ async function probeLayered(redis: Redis, l: Layered, keys: string[], now: numbe
   for (;;) {
     if (version === null) throw new SpecError('BLOOM_NOT_FOUND', l.name)
     const checked = checkedEntries(l, parseLayers(layers ?? ''), now)
-    const asked = adding ? judgedForAdds(l, checked) : checked
+    const asked = adding ? judgedForAdds(l, checked, now) : checked
     const ids = new Set(asked.map((entry) => entry.id))
     if (adding && [...probed].some((id) => !ids.has(id))) {
       found.fill(false)
@@ -523,7 +547,7 @@ async function probeLayered(redis: Redis, l: Layered, keys: string[], now: numbe
 /** The ids of the layers an add judges against now (9.8, adding step 1). */
 async function judgedNow(redis: Redis, l: Layered, now: number): Promise<Set<number>> {
   const layers = await redis.hget(`${l.name}:meta`, 'layers')
-  return new Set(judgedForAdds(l, checkedEntries(l, parseLayers(layers ?? ''), now)).map((entry) => entry.id))
+  return new Set(judgedForAdds(l, checkedEntries(l, parseLayers(layers ?? ''), now), now).map((entry) => entry.id))
 }
 
 /**
@@ -567,7 +591,7 @@ function sizeLayer(l: Layered, index: number, capacity: number): Parameters {
 export async function growLayer(redis: Redis, l: Layered, version: string, entry: Omit<Entry, 'id'>, now: number, markReady = true): Promise<number | undefined> {
   const meta = `${l.name}:meta`
   const minWindow = l.policy === 'rotating' ? entry.window - l.keep + 1 : 0
-  const metaTtl = l.policy === 'rotating' ? (l.keep + 1) * l.seconds * 1000 + 60_000 : 0
+  const metaTtl = l.policy === 'rotating' ? String(BigInt(l.keep + 1) * BigInt(l.seconds) * 1000n + 60_000n) : '0'
   const f = await redis.hgetall(meta)
   if (f.version !== version) return undefined
   if (f.check !== undefined && f.check !== layeredCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'layered check')
@@ -614,13 +638,14 @@ export async function addLayered(redis: Redis, l: Layered, keys: string[], now =
 async function writeLayered(redis: Redis, l: Layered, keys: string[], pending: number[], now: number, answers: boolean[], rested: Map<number, number[]>): Promise<number[]> {
   const meta = `${l.name}:meta`
   let previous: { fixed: Fixed; id: number } | undefined
-  const window = l.policy === 'rotating' ? windowOf(l.seconds, now) : 0
   const rest = (id: number, slots: number[]) => rested.set(id, [...(rested.get(id) ?? []), ...slots])
   while (pending.length > 0) {
     const [layers, version] = await redis.hmget(meta, 'layers', 'version')
     if (version === null) throw new SpecError('BLOOM_NOT_FOUND', l.name)
     const entries = parseLayers(layers ?? '')
-    const newest = entries[entries.length - 1]
+    // Step 2: the current window's newest entry (never an older window: the list stays in window order).
+    const window = l.policy === 'rotating' ? currentWindow(l, entries, now) : 0
+    const newest = entries.filter((e) => e.window === window).at(-1)
     const count = newest === undefined ? 0 : Number((await redis.hget(meta, `count:${newest.id}`)) ?? 0)
     if (newest === undefined || newest.window !== window || (l.growth !== 0 && count >= newest.capacity)) {
       const same = newest !== undefined && newest.window === window
