@@ -170,6 +170,23 @@ describe('LevelBloomFilter.create with window (rotating)', () => {
     }
   })
 
+  test('a folder reopened by a process whose clock is keep windows behind its newest layer refuses adds (BLOOM_CLOCK_SKEW); one window behind adds into the newest window', async () => {
+    const folder = folders.path()
+    const minute = 60_000
+    const written = await LayeredLevelFilter.create(folder, { capacity: 100, errorRate: 1e-6, seed: 6, window: { seconds: 60, keep: 2 }, clock: () => 3_000 * minute })
+    await written.add('w3000')
+    await written.close()
+    const behind = await LayeredLevelFilter.open(folder, { clock: () => 2_998 * minute })
+    const refused = await behind.add('late').then(() => undefined, (error: unknown) => error)
+    expect((refused as BloomError).code).toBe('BLOOM_CLOCK_SKEW')
+    expect(await behind.has('w3000')).toBe(true)
+    await behind.close()
+    const oneBehind = await LayeredLevelFilter.open(folder, { clock: () => 2_999 * minute })
+    expect(await oneBehind.add('late')).toBe(true)
+    expect((await oneBehind.layers()).map((layer) => layer.window)).toEqual([3000])
+    await oneBehind.close()
+  })
+
   test('found until t + (keep − 1)·seconds, forgotten after t + keep·seconds; old layers’ folders are deleted', async () => {
     const folder = folders.path()
     mkdirSync(folder, { recursive: true })
