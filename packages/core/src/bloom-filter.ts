@@ -1,9 +1,9 @@
 import type { BitStore, Outcome } from './bit-store.js'
 import { shardRanges } from './chunks.js'
 import { crc32 } from './crc32.js'
-import { BloomError, checkKeys, closedError, mixedKindsError, noJsonForm } from './errors.js'
+import { BloomError, checkKeys, closedError, invalidParameter, mixedKindsError, noJsonForm } from './errors.js'
 import { INSPECT, inspectHidingSeed, type Inspect } from './hidden-seed.js'
-import { invalidKeyError, type BloomKey, type KeyHasher } from './key-hasher.js'
+import { keyRefusal, type BloomKey, type KeyHasher } from './key-hasher.js'
 import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './position-batch.js'
 import { positionsOf, shardOf } from './positions.js'
@@ -198,7 +198,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
     const io = syncAsyncOfBoth(this.io, (other as BloomFilter<OtherSync> | undefined)?.io)
     return io.call(() => {
       this.checkOpen()
-      if (!(other instanceof BloomFilter)) throw new TypeError('merge: other must be a BloomFilter')
+      if (!(other instanceof BloomFilter)) throw invalidParameter('merge: other', 'a fixed or counting bloomkit filter of the same parameters', other)
       if (other.closed) throw new BloomError('BLOOM_CLOSED', 'merge: the other filter is closed')
       if (other === (this as unknown)) return undefined
       assertSameParameters(this.parameters, other.parameters, 'merge: the other filter')
@@ -323,11 +323,10 @@ export class BloomFilter<Sync extends boolean = boolean> {
     if (this.closed) throw closedError()
   }
 
-  /** Why `add` or `has` cannot take `key`: the filter is closed, or the key is no string or Uint8Array. */
+  /** Why `add` or `has` cannot take `key`: the filter is closed, or the key is no string or Uint8Array, or a Uint8Array whose buffer was detached. */
   protected refusal(key: BloomKey): BloomError | undefined {
     if (this.closed) return closedError()
-    if (typeof key !== 'string' && !(key instanceof Uint8Array)) return invalidKeyError(key)
-    return undefined
+    return keyRefusal(key)
   }
 
   private place(a: number, b: number, batch: PositionBatch, index: number): void {

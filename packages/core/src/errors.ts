@@ -79,16 +79,26 @@ export function noJsonForm(): TypeError {
 }
 
 /**
- * `keys` if it is iterable; a TypeError naming it otherwise (a programming mistake, not bad data:
- * each key is checked as it is hashed). A string is iterable too, and would add or check each of
- * its characters ('abc' → 'a', 'b', 'c'): it is refused with `BLOOM_INVALID_PARAMETER`.
+ * `keys` if it is a (synchronous) iterable; `BLOOM_INVALID_PARAMETER` naming it otherwise. Each key
+ * is checked as it is hashed. A string is iterable too, and would add or check each of its
+ * characters ('abc' → 'a', 'b', 'c'), so it is refused, and so is a typed array (its elements are
+ * numbers: a byte key is passed as [bytes]); so is an async iterable (a stream, an async
+ * generator), which these calls cannot read: collect it in batches and pass each batch.
  */
 export function checkKeys<T>(keys: Iterable<T>): Iterable<T> {
   if (typeof keys === 'string') {
     throw new BloomError('BLOOM_INVALID_PARAMETER', `keys must be an iterable such as an array, not a string (one key per character); pass [${describe(keys)}] or call add()/has()`)
   }
-  if (keys === null || typeof (keys as Iterable<T>)?.[Symbol.iterator] !== 'function') {
-    throw new TypeError(`keys must be an iterable of strings or Uint8Arrays; got ${keys === null ? 'null' : typeof keys}`)
+  if (ArrayBuffer.isView(keys)) {
+    // Iterable too, as numbers (each an invalid key), and a detached one throws a TypeError when read.
+    throw new BloomError('BLOOM_INVALID_PARAMETER', `keys must be an iterable of keys, not a ${describe(keys)} (its elements are numbers); pass [bytes] for one byte key`)
+  }
+  if (keys === null || keys === undefined || typeof (keys as Partial<Iterable<T>>)[Symbol.iterator] !== 'function') {
+    const allowed = 'an iterable (an array, a Set, a generator) of strings or Uint8Arrays'
+    if (typeof (keys as Partial<AsyncIterable<T>> | null | undefined)?.[Symbol.asyncIterator] === 'function') {
+      throw new BloomError('BLOOM_INVALID_PARAMETER', `keys must be ${allowed}; got an async iterable: read it in batches and pass each batch as an array`)
+    }
+    throw invalidParameter('keys', allowed, keys)
   }
   return keys
 }

@@ -137,6 +137,7 @@ export class KeyHasher {
         this.hashScratch(encodeUtf8(key, this.bytes))
       }
     } else if (key instanceof Uint8Array) {
+      if (key.length === 0 && isDetached(key)) throw invalidKeyError(key)
       if (key.length >= WASM_MIN_BYTE_LENGTH && this.wasm !== undefined) {
         this.wasm.hashBytes(key, this.seedA, this.seedB, this.pair)
       } else {
@@ -161,9 +162,38 @@ export class KeyHasher {
   }
 }
 
-/** `BLOOM_INVALID_KEY` for a key that is neither a string nor a Uint8Array. */
+/** `BLOOM_INVALID_KEY` for a key that is neither a string nor a Uint8Array, or a Uint8Array whose buffer was detached. */
 export function invalidKeyError(key: unknown): BloomError {
-  return new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array; got ${describe(key)}`)
+  // A detached buffer's bytes are gone (transferred to a worker, or by structuredClone): it would read as the empty key.
+  return new BloomError('BLOOM_INVALID_KEY', `key must be a string or a Uint8Array${key instanceof Uint8Array ? ' whose buffer is not detached' : ''}; got ${describe(key)}`)
+}
+
+/**
+ * Why a filter cannot take `key`, or undefined: {@link invalidKeyError} for anything but a string
+ * or a Uint8Array, or for a Uint8Array whose buffer was detached (it reads as length 0, and would
+ * silently be the empty key). Only an empty view is looked at further, so the check costs a key
+ * of any length one comparison.
+ */
+export function keyRefusal(key: unknown): BloomError | undefined {
+  if (typeof key === 'string') return undefined
+  if (!(key instanceof Uint8Array) || (key.length === 0 && isDetached(key))) return invalidKeyError(key)
+  return undefined
+}
+
+/** Whether `view`'s buffer was detached (transferred away): a view of it reads as empty. */
+function isDetached(view: Uint8Array): boolean {
+  if (view.byteLength !== 0) return false
+  const buffer = view.buffer as ArrayBuffer & { readonly detached?: boolean }
+  // ArrayBuffer.prototype.detached exists from V8 11.4 (Node 22, current browsers); before it, only
+  // making a view of a detached buffer throws.
+  if (typeof buffer.detached === 'boolean') return buffer.detached
+  if (buffer.byteLength !== 0) return false
+  try {
+    new Uint8Array(buffer)
+    return false
+  } catch {
+    return true
+  }
 }
 
 /** A {@link KeyHasher} with the WebAssembly hash loaded where the runtime allows it. */

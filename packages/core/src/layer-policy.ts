@@ -1,14 +1,14 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
-import { checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
+import { checkLayout, checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type FilterParameters, type BitLayout } from './parameters.js'
 import { checkOptionNames } from './option-names.js'
+import { checkClockOption, checkTightening, MAX_GROWTH } from './option-values.js'
 import { BLOCK_BITS } from './positions.js'
 import { randomSeed } from './seed.js'
 import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter, type SizingOptions } from './sizing.js'
 
 /** The tightening ratio r of a layered filter when none is given (docs/SPEC.md, section 8). */
 export const DEFAULT_TIGHTENING = 0.5
-/** The most a layer may grow over the one before it. */
-export const MAX_GROWTH = 65_536
+export { MAX_GROWTH } from './option-values.js'
 
 /**
  * A filter that grows past its capacity: when the newest layer has taken `capacity × growth^i`
@@ -55,12 +55,7 @@ const WINDOW_OPTIONS = Object.keys({ seconds: true, keep: true } satisfies Recor
 /** Options that make a layered filter: a scalable (`growth`) or a rotating (`window`) one. */
 export type LayeredOptions = ScalableOptions | RotatingOptions
 
-/** Whether a backend's `create` options ask for a layered filter rather than a fixed one. */
-export function isLayeredOptions(options: unknown): options is LayeredOptions {
-  if (options === null || typeof options !== 'object') return false
-  const { growth, window } = options as { growth?: unknown; window?: unknown }
-  return growth !== undefined || window !== undefined
-}
+export { isLayeredOptions } from './option-values.js'
 
 /**
  * Everything that decides a layered filter's layers, as its snapshot (format version 2) and the
@@ -99,10 +94,7 @@ export function layerPolicyOf(options: LayeredOptions): LayerPolicy {
   const errorRate = checkErrorRate('errorRate', options.errorRate)
   const growth =
     options.growth === undefined && rotating ? 0 : checkInteger('growth', options.growth, 1, MAX_GROWTH)
-  const tightening = options.tightening ?? DEFAULT_TIGHTENING
-  if (typeof tightening !== 'number' || !(tightening > 0 && tightening < 1)) {
-    throw invalidParameter('tightening', 'a number greater than 0 and less than 1', tightening)
-  }
+  const tightening = options.tightening === undefined ? DEFAULT_TIGHTENING : checkTightening(options.tightening)
   let seconds = 0
   let keep = 0
   if (rotating) {
@@ -112,7 +104,7 @@ export function layerPolicyOf(options: LayeredOptions): LayerPolicy {
     seconds = checkInteger('window.seconds', window.seconds, 1, 0xffffffff)
     keep = checkInteger('window.keep', window.keep, 1, 65_536)
     const clock = (options as RotatingOptions).clock
-    if (clock !== undefined && typeof clock !== 'function') throw invalidParameter('clock', 'a function returning milliseconds', clock)
+    if (clock !== undefined) checkClockOption(clock)
   }
   const policy: LayerPolicy = {
     kind: rotating ? 'rotating' : 'scalable',
@@ -125,16 +117,11 @@ export function layerPolicyOf(options: LayeredOptions): LayerPolicy {
     // Without a seed, a secret random one, as for fixed filters: with a known seed an attacker who can
     // add keys can make a chosen absent key read present (docs/RELIABILITY.md).
     seed: options.seed === undefined ? randomSeed() : checkInteger('seed', options.seed, 0, 0xffffffff),
-    layout: options.layout === undefined ? undefined : checkLayoutOption(options.layout),
+    layout: options.layout === undefined ? undefined : checkLayout(options.layout),
     shards: options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS),
   }
   layerParameters(policy, 0) // the first layer must be sizeable, so that a bad capacity fails at create
   return policy
-}
-
-function checkLayoutOption(layout: unknown): BitLayout {
-  if (layout !== 'blocked' && layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
-  return layout
 }
 
 /**

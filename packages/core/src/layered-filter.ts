@@ -2,13 +2,14 @@ import { answerEach } from './answer-each.js'
 import type { Outcome } from './bit-store.js'
 import { BloomError, noJsonForm } from './errors.js'
 import { INSPECT, inspectHidingSeed, type Inspect } from './hidden-seed.js'
-import type { BloomKey, KeyHasher } from './key-hasher.js'
+import { keyRefusal, type BloomKey, type KeyHasher } from './key-hasher.js'
 import { addBatch, type AddContext } from './layered-add.js'
 import { hashPairs, keyBatches } from './layered-batch.js'
 import { errorRateSteps, exportSteps, layerInfos } from './layered-report.js'
 import type { LayeredFilterOptions, LayerStorage, StoredLayer } from './layer-storage.js'
 import { layerCapacity, layeredMergeRefused, layerParameters, windowOf, type LayerInfo, type LayerPolicy } from './layer-policy.js'
 import { checkClock, foundIn, probeOf, runSteps, type Probe, type Steps } from './layered-steps.js'
+import { checkClockOption } from './option-values.js'
 import { TickBatch } from './tick-batch.js'
 
 export type { LayeredFilterOptions } from './layer-storage.js'
@@ -64,7 +65,8 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     this.storage = storage
     this.sync = storage.sync
     this.hasher = hasher
-    this.clock = options.clock ?? Date.now
+    // Only `undefined` is "left out": a null clock would otherwise fail on the first call (a backend's import passes the user's clock on).
+    this.clock = options.clock === undefined ? Date.now : checkClockOption(options.clock)
     this.rotating = policy.kind === 'rotating'
     this.batchKeys = options.batchKeys ?? 16_384
     this.maxShardBits = options.maxShardBits
@@ -337,7 +339,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
 
   private hasLater(key: BloomKey): Promise<boolean> {
     // A bad key gets its own error, not its tick's neighbours.
-    if (typeof key !== 'string' && !(key instanceof Uint8Array)) return this.hasManyLater([key]).then((answers) => answers[0])
+    if (keyRefusal(key) !== undefined) return this.hasManyLater([key]).then((answers) => answers[0])
     if (this.closed) return Promise.reject(new BloomError('BLOOM_CLOSED', 'the filter is closed'))
     // Calls made in the same tick share one check, as a fixed filter's store gathers its single calls.
     return this.gathered.ask(key)

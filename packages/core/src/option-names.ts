@@ -1,4 +1,5 @@
-import { BloomError } from './errors.js'
+import { BloomError, describe } from './errors.js'
+import { OPTION_VALUES } from './option-values.js'
 import type { RotatingOptions, ScalableOptions } from './layer-policy.js'
 import type { FilterParametersInput } from './parameters.js'
 import type { SizingOptions } from './sizing.js'
@@ -10,7 +11,7 @@ import type { SizingOptions } from './sizing.js'
 // adding it here fails to compile, so a valid option is never refused.
 
 /** The groups of option names core defines; a backend adds its own names beside them. */
-export type OptionGroup = 'sizing' | 'parameters' | 'layered' | 'counting' | 'kind'
+export type OptionGroup = 'sizing' | 'parameters' | 'layered' | 'counting' | 'kind' | 'clock'
 
 const present = true as const
 const GROUPS: { readonly [group in OptionGroup]: readonly string[] } = {
@@ -23,15 +24,24 @@ const GROUPS: { readonly [group in OptionGroup]: readonly string[] } = {
   ),
   counting: ['counting'],
   kind: ['kind'],
+  // A rotating filter's clock alone, for imports (which take no other layered option).
+  clock: ['clock'],
 }
 
 /**
- * Refuses an own enumerable property of `options` that is none of the allowed names (core's
- * `groups` plus the backend's `own`), with a message naming the call, each unknown name, the
- * nearest allowed one when it looks like a typo, and every allowed name. A non-object is left to
- * the caller's own check.
- * @param fail makes the error (a package with its own codes passes one).
- * @throws BloomError `BLOOM_INVALID_PARAMETER` by default.
+ * Checks the options object of a public call, the one place every create/open/import (and the
+ * sizing functions) pass their options through:
+ * - `options` must be an object (not null, a primitive or a function);
+ * - every name must be one the call takes (core's `groups` plus the backend's `own`), refused with
+ *   the nearest allowed one when it looks like a typo, and every allowed name;
+ * - every option must be the object's own property: one inherited from a prototype is refused,
+ *   not read (`Object.create(defaults)` or a polluted `Object.prototype` would otherwise set it
+ *   unseen);
+ * - every value given to a name of core's groups must pass its check in {@link OPTION_VALUES}
+ *   (`undefined` is "left out"; `null` is a value and is refused like any other of the wrong type).
+ *   The backend's own names are checked by the backend's own option checks.
+ * @param fail makes the error for the object and its names (a package with its own codes passes one).
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` by default, naming the option and its allowed range.
  */
 export function checkOptionNames(
   call: string,
@@ -40,15 +50,30 @@ export function checkOptionNames(
   own: readonly string[] = [],
   fail: (message: string) => Error = (message) => new BloomError('BLOOM_INVALID_PARAMETER', message),
 ): void {
-  if (options === null || typeof options !== 'object') return
-  const names = [...new Set([...groups.flatMap((group) => GROUPS[group]), ...own])]
+  if (options === null || typeof options !== 'object') throw fail(`${call}: options must be an object; got ${describe(options)}`)
+  const core = [...new Set(groups.flatMap((group) => GROUPS[group]))]
+  const names = [...new Set([...core, ...own])]
   const unknown = Object.keys(options).filter((name) => !names.includes(name))
-  if (unknown.length === 0) return
-  const named = unknown.map((name) => {
-    const near = nearest(name, names)
-    return `"${name}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`
-  })
-  throw fail(`${call}: unknown option${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; it takes ${names.join(', ')}`)
+  if (unknown.length > 0) {
+    const named = unknown.map((name) => {
+      const near = nearest(name, names)
+      return `"${name}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`
+    })
+    throw fail(`${call}: unknown option${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; it takes ${names.join(', ')}`)
+  }
+  const inherited = inheritedNames(options, names)
+  if (inherited.length > 0) throw fail(`${call}: options must be own properties, not inherited: ${inherited.join(', ')}`)
+  for (const name of core) {
+    const value = (options as Record<string, unknown>)[name]
+    if (value !== undefined) OPTION_VALUES[name](value)
+  }
+}
+
+/** The names `options` holds through its prototype chain only: allowed ones (enumerable or not) and any enumerable one. */
+function inheritedNames(options: object, allowed: readonly string[]): string[] {
+  const found = new Set(allowed.filter((name) => name in options && !Object.hasOwn(options, name)))
+  for (const name in options) if (!Object.hasOwn(options, name)) found.add(name)
+  return [...found]
 }
 
 /** The allowed name within edit distance 2 of `name` (case ignored), if one is. */

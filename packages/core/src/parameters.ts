@@ -120,7 +120,7 @@ export function checkLayout(layout: unknown): BitLayout {
 export function checkParameters(parameters: FilterParametersInput): FilterParameters {
   if (parameters === null || typeof parameters !== 'object') throw invalidParameter('parameters', 'an object', parameters)
   const scheme = parameters.scheme === undefined ? undefined : checkScheme(parameters.scheme)
-  const layout = checkLayout(parameters.layout ?? (scheme === undefined ? 'classic' : SCHEME_LAYOUTS[scheme]))
+  const layout = checkLayout(parameters.layout === undefined ? (scheme === undefined ? 'classic' : SCHEME_LAYOUTS[scheme]) : parameters.layout)
   if (scheme !== undefined && SCHEME_LAYOUTS[scheme] !== layout) {
     throw invalidParameter('scheme', `a ${layout} scheme (${layout === 'classic' ? '1 or 3' : '2'}) for layout ${layout}`, scheme)
   }

@@ -37,10 +37,24 @@ export interface NewFilter {
  * passes `sizeEarlier` (`earlierSizeFilter`, or its own sizing over it), then `seeded` and `earlier` to {@link adoptsStored} when a filter already exists under the same name or folder.
  */
 export function newFilterParameters(options: SizingOptions, size: (options: SizingOptions) => FilterParameters = sizeFilter, sizeEarlier?: (options: SizingOptions) => FilterParameters): NewFilter {
-  const sized = size(options)
-  const seeded = options?.seed !== undefined
+  const sizing = sizingOf(options)
+  const sized = size(sizing)
+  // Only `undefined` leaves the seed to chance: a null or otherwise bad seed was refused by `size`.
+  const seeded = sizing.seed !== undefined
   const parameters = seeded ? sized : { ...sized, seed: randomSeed() }
-  return { parameters, seeded, earlier: sizeEarlier === undefined ? [] : earlierSizes(parameters, sizeEarlier(options)) }
+  return { parameters, seeded, earlier: sizeEarlier === undefined ? [] : earlierSizes(parameters, sizeEarlier(sizing)) }
+}
+
+/**
+ * The sizing options among a backend's create options (which also hold its own, such as a TTL or
+ * a cache size), so that `sizeFilter` sees only the names it takes. Own properties only (the
+ * caller's checkOptionNames refused inherited ones); a non-object is passed on for `size` to refuse.
+ */
+function sizingOf(options: SizingOptions): SizingOptions {
+  if (options === null || typeof options !== 'object') return options
+  const { capacity, errorRate, shards, seed, layout } = options
+  // Written as a Record over the type's keys: a sizing option added to the type must be listed here.
+  return { capacity, errorRate, shards, seed, layout } satisfies Record<keyof SizingOptions, unknown>
 }
 
 /** `[previous]` with `parameters`' seed, or none when it is the same as `parameters`. */

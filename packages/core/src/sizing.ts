@@ -1,4 +1,6 @@
 import { checkInteger, invalidParameter } from './errors.js'
+import { checkOptionNames } from './option-names.js'
+import { checkErrorRate } from './option-values.js'
 import { checkLayout, HASH_SCHEMES, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
 import { BLOCK_BITS } from './positions.js'
 
@@ -24,13 +26,7 @@ const MAX_BITS = MAX_SHARDS * MAX_SHARD_BITS
 /** The smallest error rate that needs at most {@link MAX_HASHES} hashes: 2^−64.5 (Guava's k = round(−log2 p)). */
 const MIN_ERROR_RATE = Math.pow(2, -(MAX_HASHES + 0.5))
 
-/** Validates `errorRate` ∈ (0, 1). */
-export function checkErrorRate(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0 && value < 1)) {
-    throw invalidParameter(name, 'a number greater than 0 and less than 1', value)
-  }
-  return value
-}
+export { checkErrorRate } from './option-values.js'
 
 /**
  * The bits and hashes that hold `capacity` keys at `errorRate`, by the formulas Guava and Redisson
@@ -41,8 +37,17 @@ export function checkErrorRate(name: string, value: unknown): number {
  *   below about 3.9e-20) or more than 2^48 bits.
  */
 export function optimalParameters(options: CapacityOptions): Dimensions {
-  const capacity = checkInteger('capacity', options?.capacity, 1, Number.MAX_SAFE_INTEGER)
-  const errorRate = checkErrorRate('errorRate', options?.errorRate)
+  checkOptionNames('optimalParameters', options, [], CAPACITY_OPTIONS)
+  return guavaDimensions(options)
+}
+
+/** The names of {@link CapacityOptions} (a Record, so that a new one must be listed). */
+const CAPACITY_OPTIONS = Object.keys({ capacity: true, errorRate: true } satisfies Record<keyof CapacityOptions, true>)
+
+/** {@link optimalParameters} of options whose names were checked by the caller (`sizeFilter`'s). */
+function guavaDimensions(options: CapacityOptions): Dimensions {
+  const capacity = checkInteger('capacity', options.capacity, 1, Number.MAX_SAFE_INTEGER)
+  const errorRate = checkErrorRate('errorRate', options.errorRate)
   const bits = guavaBits(capacity, errorRate)
   const hashes = guavaHashes(capacity, errorRate)
   // No filter of the format holds more than 64 hashes or 2^48 bits (docs/SPEC.md): refuse here
@@ -73,8 +78,9 @@ export function guavaHashes(capacity: number, errorRate: number): number {
  * {@link optimalParameters} asks for at most `bits` bits (its inverse).
  */
 export function optimalCapacity(options: { readonly bits: number; readonly errorRate: number }): number {
-  const bits = checkInteger('bits', options?.bits, 1, MAX_BITS)
-  const errorRate = checkErrorRate('errorRate', options?.errorRate)
+  checkOptionNames('optimalCapacity', options, [], ['bits', 'errorRate'])
+  const bits = checkInteger('bits', options.bits, 1, MAX_BITS)
+  const errorRate = checkErrorRate('errorRate', options.errorRate)
   const bitsPerKey = -Math.log(errorRate) / (Math.LN2 * Math.LN2)
   const bitsFor = (capacity: number) => Math.floor(capacity * bitsPerKey)
   let capacity = Math.floor(bits / bitsPerKey)
@@ -106,15 +112,23 @@ export interface ErrorRateOptions extends Dimensions {
  * one saves. Assumes positions that behave as independent draws, as hash schemes 2 and 3 give.
  */
 export function estimateErrorRate(options: ErrorRateOptions): number {
-  const bits = checkInteger('bits', options?.bits, 1, MAX_BITS)
-  const hashes = checkInteger('hashes', options?.hashes, 1, MAX_HASHES)
-  const items = checkInteger('items', options?.items, 0, Number.MAX_SAFE_INTEGER)
-  const shards = checkInteger('shards', options?.shards ?? 1, 1, bits)
-  const layout = options.layout ?? 'classic'
+  // A filter's parameters spread in whole (`{ ...filter.parameters, items }`) are welcome: seed and scheme are taken and not used.
+  checkOptionNames('estimateErrorRate', options, [], ERROR_RATE_OPTIONS)
+  const bits = checkInteger('bits', options.bits, 1, MAX_BITS)
+  const hashes = checkInteger('hashes', options.hashes, 1, MAX_HASHES)
+  const items = checkInteger('items', options.items, 0, Number.MAX_SAFE_INTEGER)
+  const shards = options.shards === undefined ? 1 : checkInteger('shards', options.shards, 1, bits)
+  const layout = options.layout === undefined ? 'classic' : options.layout
   if (layout === 'blocked' && bits % BLOCK_BITS !== 0) throw invalidParameter('bits', `a multiple of ${BLOCK_BITS} for the blocked layout`, bits)
   if (layout !== 'blocked' && layout !== 'classic') throw invalidParameter('layout', "'blocked' or 'classic'", layout)
   return expectedRate(bits, hashes, items, shards, layout, probeRate)
 }
+
+/** The names {@link estimateErrorRate} takes: its own and the rest of a filter's parameters. */
+const ERROR_RATE_OPTIONS = [
+  ...Object.keys({ bits: true, hashes: true, items: true, shards: true, layout: true } satisfies Record<keyof ErrorRateOptions, true>),
+  ...Object.keys({ seed: true, scheme: true } satisfies Record<Exclude<keyof FilterParameters, keyof ErrorRateOptions>, true>),
+]
 
 /**
  * {@link estimateErrorRate} of a blocked filter, unchecked: for a filter's own valid parameters and
@@ -284,6 +298,7 @@ export interface SizingOptions {
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
  */
 export function sizeFilter(options: SizingOptions): FilterParameters {
+  checkOptionNames('sizeFilter', options, ['sizing'])
   return sizeWith(options, probeRate, true)
 }
 
@@ -295,6 +310,7 @@ export function sizeFilter(options: SizingOptions): FilterParameters {
  * @throws as {@link sizeFilter}.
  */
 export function earlierSizeFilter(options: SizingOptions): FilterParameters {
+  checkOptionNames('earlierSizeFilter', options, ['sizing'])
   return sizeWith(options, textbookRate, false)
 }
 
@@ -304,8 +320,8 @@ export function earlierSizeFilter(options: SizingOptions): FilterParameters {
  */
 function sizeWith(options: SizingOptions, rateIn: OccupancyRate, honest: boolean): FilterParameters {
   if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
-  const { bits, hashes } = optimalParameters(options)
-  const seed = checkInteger('seed', options.seed ?? 0, 0, 0xffffffff)
+  const { bits, hashes } = guavaDimensions(options)
+  const seed = options.seed === undefined ? 0 : checkInteger('seed', options.seed, 0, 0xffffffff)
   const requestedShards = options.shards === undefined ? undefined : checkInteger('shards', options.shards, 1, MAX_SHARDS)
   const items = options.capacity
   const rate = (size: number, shards: number, layout: BitLayout) => expectedRate(size, hashes, items, shards, layout, rateIn)

@@ -40,5 +40,7 @@ export * as snapshotFormat from './store-snapshot-format.js'
 export * as snapshotSources from './store-snapshot-sources.js'
 /** Layered snapshots and their layers handed to a backend's storage. */
 export * as layeredFormat from './store-layered-format.js'
+/** Value checks of options that backends share: booleans, and the `kind` an open or import insists on. */
+export * as optionChecks from './store-option-checks.js'
 /** A batch of keys hashed once and turned into each layer's positions. */
 export * as layeredBatch from './layered-batch.js'

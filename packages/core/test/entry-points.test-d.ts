@@ -94,6 +94,7 @@ test("'@bloomkit/core/store' holds what a backend author needs: at most 40 names
     | 'snapshotSources'
     | 'layeredFormat'
     | 'layeredBatch'
+    | 'optionChecks'
   >()
   // Issue 21's bound, held on its own so that a name added to the list above shows against it too.
   expectTypeOf<AtMost<UnionLength<Names>, 40>>().toEqualTypeOf<true>()
@@ -108,6 +109,7 @@ test("'@bloomkit/core/store' holds what a backend author needs: at most 40 names
     'decodeLayeredSnapshot' | 'encodeLayeredSnapshot' | 'LAYERED_SNAPSHOT_VERSION' | 'snapshotVersionOf' | 'layerSnapshotOf' | 'snapshotLayerEntries'
   >()
   expectTypeOf<keyof typeof Store.layeredBatch>().toEqualTypeOf<'hashPairs' | 'layerBatch' | 'keyBatches' | 'pairsAgree'>()
+  expectTypeOf<keyof typeof Store.optionChecks>().toEqualTypeOf<'checkBoolean' | 'checkCountingCreate'>()
   type Types = [
     Store.BitStore,
     Store.BitStoreCapabilities,

@@ -1,11 +1,11 @@
 import { LRUCache } from 'lru-cache'
 import type { GuardCache } from './cache.js'
-import { ABSENT, cacheKeyOf, FENCE_TAG, keyPrefixOf, lockKeyOf, VALUE_TAG, type CacheRead } from './entries.js'
+import { ABSENT, cacheKeyOf, FENCE_TAG, isDetached, keyPrefixOf, lockKeyOf, VALUE_TAG, type CacheRead } from './entries.js'
 import { describe, GuardError, invalidOption, messageOf } from './errors.js'
 import { GuardedCalls } from './guarded-calls.js'
 import { FilterReads } from './filter-reads.js'
-import { fill, type RebuildOptions, type WarmOptions } from './maintenance.js'
-import { checkOptions, type CacheGuardOptions, type GuardFilter, type GuardKey, type GuardSettings } from './options.js'
+import { checkWarmOptions, fill, REBUILD_OPTIONS, WARM_OPTIONS, type RebuildOptions, type WarmOptions } from './maintenance.js'
+import { checkNames, checkOptions, type CacheGuardOptions, type GuardFilter, type GuardKey, type GuardSettings } from './options.js'
 import { awaitTurn, Flights, type Flight, type LockWait } from './single-flight.js'
 import { zeroStats, type GuardStats } from './stats.js'
 import { loadWithin } from './timing.js'
@@ -213,6 +213,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
    */
   async warm(ids: AsyncIterable<K> | Iterable<K>, options: WarmOptions = {}): Promise<number> {
     this.checkOpen()
+    checkNames('warm', options, WARM_OPTIONS)
     return fill(this.filter, ids, options, (id) => this.cacheKey(id))
   }
 
@@ -226,6 +227,8 @@ export class CacheGuard<V, K extends GuardKey = string> {
    */
   async rebuild(ids: AsyncIterable<K> | Iterable<K>, options: RebuildOptions = {}): Promise<GuardFilter | undefined> {
     this.checkOpen()
+    checkNames('rebuild', options, REBUILD_OPTIONS)
+    checkWarmOptions(options)
     const { into } = options
     if (into === undefined) {
       if (typeof this.filter.rebuild !== 'function') {
@@ -383,8 +386,8 @@ export class CacheGuard<V, K extends GuardKey = string> {
   // --- helpers ---
 
   private cacheKey(id: K): string {
-    if (typeof id !== 'string' && !(id instanceof Uint8Array)) {
-      throw new GuardError('GUARD_INVALID_KEY', `a key must be a string or a Uint8Array; got ${describe(id)}`)
+    if (typeof id !== 'string' && !(id instanceof Uint8Array && !isDetached(id))) {
+      throw new GuardError('GUARD_INVALID_KEY', `a key must be a string or a Uint8Array (whose buffer is not detached); got ${describe(id)}`)
     }
     return cacheKeyOf(this.prefix, id)
   }

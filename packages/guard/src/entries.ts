@@ -38,6 +38,24 @@ export function cacheKeyOf(prefix: string, id: GuardKey): string {
   return (id as MaybeWellFormed).isWellFormed() ? `${prefix}:${id}` : `${prefix}~${JSON.stringify(id)}`
 }
 
+/**
+ * Whether `view`'s buffer was detached (transferred to a worker, or by structuredClone): it reads
+ * as empty, and would be taken for the empty key. Core's key check does the same for filters; the
+ * guard keeps its own copy (no runtime dependency on @bloomkit/core). Only an empty view is looked at.
+ */
+export function isDetached(view: Uint8Array): boolean {
+  if (view.byteLength !== 0) return false
+  const buffer = view.buffer as ArrayBuffer & { readonly detached?: boolean }
+  if (typeof buffer.detached === 'boolean') return buffer.detached
+  if (buffer.byteLength !== 0) return false
+  try {
+    new Uint8Array(buffer)
+    return false
+  } catch {
+    return true
+  }
+}
+
 /** Lock key of a cache key: `<prefix>!` then the rest of the cache key (`!` never ends an escaped name). */
 export function lockKeyOf(prefix: string, cacheKey: string): string {
   return `${prefix}!${cacheKey.slice(prefix.length)}`

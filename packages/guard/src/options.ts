@@ -143,18 +143,29 @@ const GUARD_OPTIONS = Object.keys(
 )
 
 /**
- * Refuses a name `allowed` does not hold, naming it and the nearest allowed one: a typo (`nulTtl`)
- * would otherwise silently keep a default. Core's checkOptionNames does the same for filters; the
- * guard keeps its own small copy because it has no runtime dependency on @bloomkit/core.
+ * Refuses anything but an object of own properties named in `allowed`: a typo (`nulTtl`) would
+ * otherwise silently keep a default, and an option inherited from a prototype would be read
+ * unseen. Core's checkOptionNames does the same for filters; the guard keeps its own small copy
+ * because it has no runtime dependency on @bloomkit/core.
  */
-function checkNames(what: string, options: object, allowed: readonly string[]): void {
+export function checkNames(what: string, options: unknown, allowed: readonly string[]): void {
+  if (options === null || typeof options !== 'object') throw invalidOption(what === 'CacheGuard' ? 'options' : `${what} options`, 'an object', options)
   const unknown = Object.keys(options).filter((name) => !allowed.includes(name))
-  if (unknown.length === 0) return
-  const named = unknown.map((name) => {
-    const near = allowed.find((candidate) => editDistance(name.toLowerCase(), candidate.toLowerCase()) <= 2)
-    return `"${name}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`
-  })
-  throw new GuardError('GUARD_INVALID_OPTION', `${what}: unknown option${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; it takes ${allowed.join(', ')}`)
+  if (unknown.length > 0) {
+    const named = unknown.map((name) => {
+      const near = allowed.find((candidate) => editDistance(name.toLowerCase(), candidate.toLowerCase()) <= 2)
+      return `"${name}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`
+    })
+    throw new GuardError('GUARD_INVALID_OPTION', `${what}: unknown option${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; it takes ${allowed.join(', ')}`)
+  }
+  const inherited = allowed.filter((name) => name in options && !Object.hasOwn(options, name))
+  for (const name in options) if (!Object.hasOwn(options, name) && !inherited.includes(name)) inherited.push(name)
+  if (inherited.length > 0) throw new GuardError('GUARD_INVALID_OPTION', `${what}: options must be own properties, not inherited: ${inherited.join(', ')}`)
+}
+
+/** An option's value, or `fallback` when it is left out. Only `undefined` is "left out": `null` is a value, which the option's check refuses. */
+export function given<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value
 }
 
 /** Levenshtein distance (option names are short: a row at a time is plenty). */
@@ -170,7 +181,6 @@ function editDistance(a: string, b: string): number {
 
 /** Checks every option, naming the first bad one; applies defaults. */
 export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V, K>): GuardSettings<V, K> {
-  if (options === null || typeof options !== 'object') throw invalidOption('options', 'an object', options)
   checkNames('CacheGuard', options, GUARD_OPTIONS)
   const { filter, load, cache } = options
   if (filter === null || typeof filter !== 'object' || typeof filter.has !== 'function' || typeof filter.hasMany !== 'function' || typeof filter.add !== 'function') {
@@ -182,43 +192,44 @@ export function checkOptions<V, K extends GuardKey>(options: CacheGuardOptions<V
     throw invalidOption('name', 'a string of 1 to 200 characters without { or } or a lone surrogate', options.name)
   }
   let guardCache: GuardCache | undefined
-  if (cache !== undefined && cache !== null) {
+  if (cache !== undefined) {
+    if (cache === null || typeof cache !== 'object') throw invalidOption('cache', 'an ioredis client or a GuardCache (or left out for none)', cache)
     if (isGuardCache(cache)) guardCache = cache
     else if (typeof (cache as RedisCommandClient).call === 'function') guardCache = new RedisCache(cache as RedisCommandClient)
     else throw invalidOption('cache', 'an ioredis client or a GuardCache', cache)
   }
-  const serialize = options.serialize ?? JSON.stringify
-  const deserialize = options.deserialize ?? (JSON.parse as (text: string) => V)
+  const serialize = given(options.serialize, JSON.stringify)
+  const deserialize = given(options.deserialize, JSON.parse as (text: string) => V)
   if (typeof serialize !== 'function') throw invalidOption('serialize', 'a function (value) => string', serialize)
   if (typeof deserialize !== 'function') throw invalidOption('deserialize', 'a function (string) => value', deserialize)
-  const onFilterError = options.onFilterError ?? 'load'
+  const onFilterError = given(options.onFilterError, 'load')
   if (onFilterError !== 'load' && onFilterError !== 'reject') throw invalidOption('onFilterError', "'load' or 'reject'", onFilterError)
-  const lock = options.lock ?? true
+  const lock = given(options.lock, true)
   if (typeof lock !== 'boolean') throw invalidOption('lock', 'true or false', lock)
   let l1: GuardSettings<V, K>['l1']
   if (options.l1 !== undefined && options.l1 !== false) {
     if (options.l1 === null || typeof options.l1 !== 'object') throw invalidOption('l1', 'false or { max, ttl? }', options.l1)
     checkNames('CacheGuard l1', options.l1, ['max', 'ttl'])
-    l1 = { max: integer('l1.max', options.l1.max, 1, 100_000_000), ttl: integer('l1.ttl', options.l1.ttl ?? 1000, 1, 86_400_000) }
+    l1 = { max: integer('l1.max', options.l1.max, 1, 100_000_000), ttl: integer('l1.ttl', given(options.l1.ttl, 1000), 1, 86_400_000) }
   }
   return {
     filter,
     load,
     cache: guardCache,
     name: options.name,
-    ttlMs: seconds('ttl', options.ttl ?? 300) * 1000,
-    nullTtlMs: seconds('nullTtl', options.nullTtl ?? 30) * 1000,
-    jitter: fraction('jitter', options.jitter ?? 0.1, 0.5),
+    ttlMs: seconds('ttl', given(options.ttl, 300)) * 1000,
+    nullTtlMs: seconds('nullTtl', given(options.nullTtl, 30)) * 1000,
+    jitter: fraction('jitter', given(options.jitter, 0.1), 0.5),
     serialize,
     deserialize,
     onFilterError,
-    filterTimeout: integer('filterTimeout', options.filterTimeout ?? 1000, 1, 60_000),
-    cacheTimeout: integer('cacheTimeout', options.cacheTimeout ?? 250, 1, 60_000),
-    cooldown: integer('cooldown', options.cooldown ?? 1000, 0, 60_000),
+    filterTimeout: integer('filterTimeout', given(options.filterTimeout, 1000), 1, 60_000),
+    cacheTimeout: integer('cacheTimeout', given(options.cacheTimeout, 250), 1, 60_000),
+    cooldown: integer('cooldown', given(options.cooldown, 1000), 0, 60_000),
     lock,
-    loadTimeout: integer('loadTimeout', options.loadTimeout ?? 5000, 1, 600_000),
-    lockTtl: integer('lockTtl', options.lockTtl ?? 5000, 10, 600_000),
-    lockWait: integer('lockWait', options.lockWait ?? 1000, 0, 60_000),
+    loadTimeout: integer('loadTimeout', given(options.loadTimeout, 5000), 1, 600_000),
+    lockTtl: integer('lockTtl', given(options.lockTtl, 5000), 10, 600_000),
+    lockWait: integer('lockWait', given(options.lockWait, 1000), 0, 60_000),
     l1,
   }
 }

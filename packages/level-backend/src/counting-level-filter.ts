@@ -1,7 +1,7 @@
 import { CountingBloomFilter, sizeFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, type SnapshotSource } from '@bloomkit/core/store'
+import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type SnapshotSource } from '@bloomkit/core/store'
 import { LevelCounterStore } from './level-counter-store.js'
-import { checkLevelOptionNames } from './options.js'
+import { checkLevelOptions } from './options.js'
 
 /**
  * A counting Bloom filter in a LevelDB folder (IndexedDB in browsers): `remove`/`removeMany`
@@ -43,7 +43,8 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
    * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter, or other parameters, there), `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`, …
    */
   static async create(location: string, options: SizingOptions): Promise<CountingLevelFilter> {
-    checkLevelOptionNames('CountingLevelFilter.create', options)
+    checkLevelOptions('CountingLevelFilter.create', options)
+    optionChecks.checkCountingCreate(options)
     const { parameters, seeded, earlier } = newFilterParameters(options, sizeFilter, earlierSizeFilter)
     return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, { seeded, earlier }))
   }

@@ -4,7 +4,7 @@ import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatab
 import { storeError } from './errors.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
-import { checkLevelOptionNames, type LevelCreateStoreOptions, type LevelStoreOptions } from './options.js'
+import { checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from './options.js'
 
 const { layerPolicyOf } = layerPolicies
 
@@ -35,7 +35,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    * @throws BloomError `BLOOM_INVALID_PARAMETER`, `BLOOM_INCOMPATIBLE` (another policy), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(location: string, options: LayeredLevelOptions): Promise<LayeredLevelFilter> {
-    checkLevelOptionNames('LayeredLevelFilter.create', options)
+    checkLevelOptions('LayeredLevelFilter.create', options)
     const policy = layerPolicyOf(options)
     const where = canonicalLocation(location)
     return LevelLayers.withManifest(where, { create: true }, async (db) => {
@@ -57,7 +57,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    *   `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(location: string, options: LayeredLevelOpenOptions = {}): Promise<LayeredLevelFilter> {
-    checkLevelOptionNames('LayeredLevelFilter.open', options)
+    checkLevelOptions('LayeredLevelFilter.open', options)
     const where = canonicalLocation(location)
     const opened = LevelLayers.withManifest(where, { create: false }, async (db) => {
       const manifest = await readManifest(db, where)
@@ -82,7 +82,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    *   folder holds something), `BLOOM_LOCKED` (another import there is running), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(location: string, snapshot: Uint8Array, options: LevelCreateStoreOptions & { clock?: () => number } = {}): Promise<LayeredLevelFilter> {
-    checkLevelOptionNames('LayeredLevelFilter.import', options)
+    checkLevelOptions('LayeredLevelFilter.import', options)
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
     const where = canonicalLocation(location)
     const entries = snapshotLayerEntries(policy, layers).map((entry, i) => ({ ...entry, parameters: layers[i].parameters }))

@@ -9,7 +9,7 @@ import { InFlight } from './in-flight.js'
 import { readMetadata } from './metadata.js'
 import { Mutex } from './mutex.js'
 import { checkAdoptable, initializeFolder, replayLog, type Opened } from './open-folder.js'
-import { cachePages, checkPageBytes, checkPageTable, checkStoreOptions, DEFAULT_PAGE_BYTES, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from './options.js'
+import { cachePages, checkLevelOptions, checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from './options.js'
 import { PageCache } from './page-cache.js'
 import { PageGeometry } from './page-geometry.js'
 import { PageIO } from './page-io.js'
@@ -77,8 +77,9 @@ export class LevelBitStore implements BitStore<false> {
     options: LevelCreateStoreOptions = {},
     { seeded = true, earlier = [] }: { readonly seeded?: boolean; readonly earlier?: readonly FilterParameters[] } = {},
   ): Promise<LevelBitStore> {
+    checkLevelOptions('LevelBitStore.create', options)
     const checked = checkParameters(parameters)
-    const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
+    const pageBytes = pageBytesOf(options)
     checkPageTable(checked, pageBytes)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
@@ -98,6 +99,7 @@ export class LevelBitStore implements BitStore<false> {
    *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(location: string, options: LevelStoreOptions = {}): Promise<LevelBitStore> {
+    checkLevelOptions('LevelBitStore.open', options)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: false })
@@ -118,7 +120,8 @@ export class LevelBitStore implements BitStore<false> {
    *   (the folder already holds a filter), `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(location: string, snapshot: SnapshotSource, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
-    const pageBytes = checkPageBytes(options.pageBytes ?? DEFAULT_PAGE_BYTES)
+    checkLevelOptions('LevelBitStore.import', options)
+    const pageBytes = pageBytesOf(options)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
     const { db, meta, anchor } = await importSnapshot(where, snapshot, pageBytes)

@@ -7,7 +7,7 @@ import { CountingLevelFilter } from './counting-level-filter.js'
 import { canonicalLocation, closeDatabase, openDatabase } from './database.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { COUNTING_META_KEY } from './level-counter-store.js'
-import { checkLevelOptionNames, type LevelCreateStoreOptions } from './options.js'
+import { checkLevelOptions, type LevelCreateStoreOptions } from './options.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources
 
@@ -57,15 +57,10 @@ export class LevelBloomFilter extends BloomFilter<false> {
     location: string,
     options: LevelCreateOptions | LayeredLevelOptions | (LevelCreateOptions & { readonly counting: true }),
   ): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
-    checkLevelOptionNames('LevelBloomFilter.create', options)
-    // With `counting: true`, a counting filter (counting-level-filter.ts); not layered.
-    if ((options as { counting?: unknown } | undefined)?.counting === true) {
-      if (isLayeredOptions(options)) {
-        throw new BloomError(
-          'BLOOM_INVALID_PARAMETER',
-          'counting: a counting filter cannot also grow or rotate (growth, window): removing a key would have to find the layer that counted it, and a key added again lands in another',
-        )
-      }
+    checkLevelOptions('LevelBloomFilter.create', options)
+    // With `counting: true`, a counting filter (counting-level-filter.ts), which refuses `growth` and
+    // `window`. (`counting` is a boolean by now: checkLevelOptions refused 1, 'yes' and null.)
+    if ((options as { counting?: boolean }).counting === true) {
       return CountingLevelFilter.create(location, options as SizingOptions)
     }
     // With `growth` or `window`, a layered filter (layered-level-filter.ts).
@@ -92,8 +87,8 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static open(location: string, options: LevelOpenOptions & { readonly kind: 'counting' }): Promise<CountingLevelFilter>
   static open(location: string, options?: LevelOpenOptions): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter>
   static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
-    checkLevelOptionNames('LevelBloomFilter.open', options)
-    const kind = checkKind(options.kind)
+    checkLevelOptions('LevelBloomFilter.open', options)
+    const kind = options.kind // checked by checkLevelOptions
     if (kind === 'layered') return LayeredLevelFilter.open(location, options)
     if (kind === 'counting') return CountingLevelFilter.open(location)
     let counting = false
@@ -132,8 +127,8 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static import(location: string, snapshot: SnapshotSource, options: LevelImportOptions & { readonly kind: 'counting' }): Promise<CountingLevelFilter>
   static import(location: string, snapshot: SnapshotSource, options?: LevelImportOptions): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter>
   static async import(location: string, snapshot: SnapshotSource, options: LevelImportOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
-    checkLevelOptionNames('LevelBloomFilter.import', options)
-    const kind = checkKind(options.kind)
+    checkLevelOptions('LevelBloomFilter.import', options)
+    const kind = options.kind // checked by checkLevelOptions
     const { kind: found, source } = await peekKind(snapshot, kind)
     if (found === 'layered') return LayeredLevelFilter.import(location, await wholeSnapshot(source), options)
     if (found === 'counting') return CountingLevelFilter.import(location, source)
@@ -194,10 +189,4 @@ async function holdsCounting(location: string): Promise<boolean> {
     return false
   }
   return counting
-}
-
-/** `kind` as given: undefined, 'fixed', 'layered' or 'counting'. */
-function checkKind(kind: unknown): LevelFilterKind | undefined {
-  if (kind === undefined || kind === 'fixed' || kind === 'layered' || kind === 'counting') return kind
-  throw new BloomError('BLOOM_INVALID_PARAMETER', `kind must be 'fixed', 'layered' or 'counting' (or left out for any); got ${JSON.stringify(kind) ?? String(kind)}`)
 }

@@ -1,5 +1,7 @@
 import type { FilterParameters } from '@bloomkit/core'
-import { checkInteger, checkOptionNames, invalidParameter, shardBytesOf } from '@bloomkit/core/store'
+import { checkInteger, checkOptionNames, invalidParameter, optionChecks, shardBytesOf } from '@bloomkit/core/store'
+
+const { checkBoolean } = optionChecks
 
 /** Options for opening a LevelDB store; none of them is stored in the folder. */
 export interface LevelStoreOptions {
@@ -37,14 +39,24 @@ export interface LevelCreateStoreOptions extends LevelStoreOptions {
 const STORE_OPTIONS = Object.keys({ cacheBytes: true, sync: true, checkpointBytes: true, pageBytes: true } satisfies Record<keyof LevelCreateStoreOptions, true>)
 
 /**
- * Refuses an option name no LevelDB call takes (a typo such as `capcity` would otherwise leave a
- * default in place), naming it and suggesting the nearest. Every entry checks against all the
- * backend's names, not its own subset: one call's options are passed on to another (create to a
- * layered or counting create, open to a layered open), and a Redis-only option is still refused.
- * @throws BloomError `BLOOM_INVALID_PARAMETER`.
+ * Checks the options of any LevelDB call, the backend's one place for it: core's checks of the
+ * object, its names (a typo such as `capcity` would otherwise leave a default in place) and own
+ * properties, and the values of core's options; then the values of the store's own options, even
+ * where this call does not use them (a counting filter's create, an open's `pageBytes`). Every
+ * entry checks against all the backend's names, not its own subset: one call's options are passed
+ * on to another (create to a layered or counting create, open to a layered open), and a Redis-only
+ * option is still refused.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
  */
-export function checkLevelOptionNames(call: string, options: unknown): void {
+export function checkLevelOptions(call: string, options: unknown): void {
   checkOptionNames(call, options, ['sizing', 'layered', 'counting', 'kind'], STORE_OPTIONS)
+  checkStoreOptions(options as LevelStoreOptions)
+  pageBytesOf(options as LevelCreateStoreOptions)
+}
+
+/** The `pageBytes` option, checked, or its default. */
+export function pageBytesOf(options: LevelCreateStoreOptions): number {
+  return options.pageBytes === undefined ? DEFAULT_PAGE_BYTES : checkPageBytes(options.pageBytes)
 }
 
 /** Bytes of a page by default: measured in benchmarks/src/level.ts (see the README). */
@@ -74,13 +86,6 @@ function checkOption(name: string, value: unknown, min: number, max: number, fal
   return value === undefined ? fallback : checkInteger(name, value, min, max)
 }
 
-/** Asserts a boolean; `undefined` gives `fallback` when one is passed. */
-function checkBoolean(name: string, value: unknown, fallback?: boolean): boolean {
-  if (value === undefined && fallback !== undefined) return fallback
-  if (typeof value !== 'boolean') throw invalidParameter(name, 'a boolean', value)
-  return value
-}
-
 /** Asserts an options object (not null, not a primitive). */
 function checkObject<T extends object>(name: string, value: T): T {
   if (value === null || typeof value !== 'object') throw invalidParameter(name, 'an object', value)
@@ -95,7 +100,7 @@ function checkObject<T extends object>(name: string, value: T): T {
 export function checkStoreOptions(options: LevelStoreOptions): StoreSettings {
   checkObject('options', options)
   return {
-    sync: checkBoolean('sync', options.sync, false),
+    sync: options.sync === undefined ? false : checkBoolean('sync', options.sync),
     cacheBytes: checkOption('cacheBytes', options.cacheBytes, 1, MAX_CACHE_BYTES, DEFAULT_CACHE_BYTES),
     checkpointBytes: checkOption('checkpointBytes', options.checkpointBytes, MIN_CHECKPOINT_BYTES, Number.MAX_SAFE_INTEGER, DEFAULT_CHECKPOINT_BYTES),
   }

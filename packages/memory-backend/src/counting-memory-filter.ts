@@ -1,5 +1,5 @@
 import { CountingBloomFilter, type BloomKey, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { answerEach, checkOptionNames, CounterProbe, createKeyHasher, decodeSnapshot, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
+import { answerEach, checkOptionNames, CounterProbe, createKeyHasher, decodeSnapshot, KeyHasher, newFilterParameters, optionChecks } from '@bloomkit/core/store'
 import { MemoryCounterStore } from './memory-counter-store.js'
 
 /**
@@ -33,6 +33,7 @@ export class CountingMemoryFilter extends CountingBloomFilter<true> {
    */
   static async create(options: SizingOptions): Promise<CountingMemoryFilter> {
     checkOptionNames('CountingMemoryFilter.create', options, ['sizing', 'counting'])
+    optionChecks.checkCountingCreate(options)
     return CountingMemoryFilter.fromParameters(newFilterParameters(options).parameters)
   }
 

@@ -13,9 +13,6 @@ export interface LayeredMemoryImportOptions {
   readonly clock?: () => number
 }
 
-/** The names of {@link LayeredMemoryImportOptions} (a Record, so that a new option must be listed). */
-const IMPORT_OPTIONS = Object.keys({ clock: true } satisfies Record<keyof LayeredMemoryImportOptions, true>)
-
 /**
  * A layered Bloom filter in memory (core's {@link LayeredFilter} over `Uint8Array` layers):
  * synchronous, no allocation per key. Imported from `@bloomkit/memory-backend/layered`, so that a
@@ -60,7 +57,7 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
    * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` or `BLOOM_UNSUPPORTED_VERSION`.
    */
   static async import(snapshot: Uint8Array, options: LayeredMemoryImportOptions = {}): Promise<LayeredMemoryFilter | MemoryBloomFilter> {
-    checkOptionNames('LayeredMemoryFilter.import', options, [], IMPORT_OPTIONS)
+    checkOptionNames('LayeredMemoryFilter.import', options, ['clock'])
     if (snapshotVersionOf(snapshot) === 1) return MemoryBloomFilter.import(snapshot)
     const decoded = decodeLayeredSnapshot(snapshot)
     return LayeredMemoryFilter.fromDecoded(decoded, await createKeyHasher(decoded.policy.seed), options)
@@ -68,7 +65,7 @@ export class LayeredMemoryFilter extends LayeredFilter<true> {
 
   /** Like {@link LayeredMemoryFilter.import}, without waiting for xxhash-wasm. */
   static importSync(snapshot: Uint8Array, options: LayeredMemoryImportOptions = {}): LayeredMemoryFilter | MemoryBloomFilter {
-    checkOptionNames('LayeredMemoryFilter.importSync', options, [], IMPORT_OPTIONS)
+    checkOptionNames('LayeredMemoryFilter.importSync', options, ['clock'])
     if (snapshotVersionOf(snapshot) === 1) return MemoryBloomFilter.importSync(snapshot)
     const decoded = decodeLayeredSnapshot(snapshot)
     return LayeredMemoryFilter.fromDecoded(decoded, new KeyHasher(decoded.policy.seed), options)

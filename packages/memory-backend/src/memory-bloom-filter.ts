@@ -40,13 +40,14 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   static async create(options: SizingOptions): Promise<MemoryBloomFilter> {
     checkOptionNames('MemoryBloomFilter.create', options, ['sizing', 'layered', 'counting'])
     // Counting and layered filters come from their own entries, so that this one's bundle stays lean.
-    if ((options as { counting?: unknown } | undefined)?.counting === true) {
+    // (`counting` is a boolean by now: checkOptionNames refused 1, 'yes' and null.)
+    if ((options as { counting?: boolean }).counting === true) {
       throw new BloomError('BLOOM_INVALID_PARAMETER', "counting: use CountingMemoryFilter from '@bloomkit/memory-backend/counting'")
     }
     if (isLayeredOptions(options)) {
       throw new BloomError(
         'BLOOM_INVALID_PARAMETER',
-        "growth and window make a layered filter: use LayeredMemoryFilter.create from '@bloomkit/memory-backend/layered'",
+        "growth, window, tightening and clock make a layered filter: use LayeredMemoryFilter.create from '@bloomkit/memory-backend/layered'",
       )
     }
     // Without `seed`, a random secret one (keyed hashing by default; see core's randomSeed).

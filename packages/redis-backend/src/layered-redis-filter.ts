@@ -5,7 +5,7 @@ import { checkName } from './key-names.js'
 import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
 import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from './meta.js'
-import { checkClient, checkOptions, checkRedisOptionNames, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
+import { checkClient, checkRedisOptions, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { RedisLayers, type RedisLayer } from './redis-layers.js'
 
@@ -57,10 +57,9 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   or another policy), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(redis: RedisClient, name: string, options: LayeredRedisOptions): Promise<LayeredRedisFilter> {
-    checkRedisOptionNames('LayeredRedisFilter.create', options)
+    checkRedisOptions('LayeredRedisFilter.create', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
     const policy = layerPolicyOf(options)
     await callRedis(client.eval(CREATE_LAYERED, 1, `${name}:meta`, ...withLayeredCheck([...policyFields(policy), 'layers', '', 'version', '1', 'nextId', '0'])), timeoutOf(options), `create "${name}"`)
     const filter = await LayeredRedisFilter.open(client, name, options)
@@ -79,10 +78,9 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_DATA_LOST` (a listed layer is gone), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(redis: RedisClient, name: string, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
-    checkRedisOptionNames('LayeredRedisFilter.open', options)
+    checkRedisOptions('LayeredRedisFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
     const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeoutOf(options), `open "${name}"`))
     if (Object.keys(fields).length === 0) throw new BloomError('BLOOM_NOT_FOUND', `no filter named "${name}" in Redis`)
     return LayeredRedisFilter.over(client, name, fields, options)
@@ -107,10 +105,9 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   (`name` is taken), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(redis: RedisClient, name: string, snapshot: Uint8Array, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
-    checkRedisOptionNames('LayeredRedisFilter.import', options)
+    checkRedisOptions('LayeredRedisFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
     const timeout = timeoutOf(options)
     const entries = snapshotLayerEntries(policy, layers)
@@ -137,7 +134,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    * @throws BloomError `BLOOM_INCOMPATIBLE` (`name` is not a layered filter), a layer's error, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
-    checkRedisOptionNames('LayeredRedisFilter.destroy', options)
+    checkRedisOptions('LayeredRedisFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
     const timeout = timeoutOf(options)

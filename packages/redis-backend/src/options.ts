@@ -1,6 +1,8 @@
-import { checkInteger, checkOptionNames, checkParameters, invalidParameter, shardBitsOf } from '@bloomkit/core/store'
+import { checkInteger, checkOptionNames, checkParameters, invalidParameter, optionChecks, shardBitsOf } from '@bloomkit/core/store'
 import { BloomError, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import { DEFAULT_FEED_LENGTH, MAX_FEED_LENGTH } from './feed.js'
+
+const { checkBoolean } = optionChecks
 
 type RedisKey = string | Buffer
 type RedisArgument = string | Buffer | number
@@ -217,18 +219,41 @@ const REDIS_OPTIONS = Object.keys(
 )
 
 /**
- * Refuses an option name no Redis call takes (a typo such as `capcity` would otherwise leave a
- * default in place), naming it and suggesting the nearest. Every entry checks against all the
- * backend's names, not its own subset: one call's options are passed on to another (create opens,
- * a layered filter imports its layers), and a LevelDB-only option such as `cacheBytes` is still refused.
- * @throws BloomError `BLOOM_INVALID_PARAMETER`.
+ * Checks the options of any Redis call, the backend's one place for it: core's checks of the
+ * object, its names (a typo such as `capcity` would otherwise leave a default in place) and own
+ * properties, and the values of core's options; then the values of the backend's own options, even
+ * where this call does not use them (an open's `ttl`). Every entry checks against all the backend's
+ * names, not its own subset: one call's options are passed on to another (create opens, a layered
+ * filter imports its layers), and a LevelDB-only option such as `cacheBytes` is still refused.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
  */
-export function checkRedisOptionNames(call: string, options: unknown): void {
+export function checkRedisOptions(call: string, options: unknown): void {
   checkOptionNames(call, options, ['sizing', 'layered', 'counting', 'kind'], REDIS_OPTIONS)
+  const { timeout, keysPerCommand, scanBytesPerKey, lockWait, coalesceWait, blockReads, batchConnection, ttl, replaceParameters, force } = options as RedisReplaceOptions
+  if (timeout !== undefined && timeout !== Infinity) checkInteger('timeout', timeout, 1, 2 ** 31 - 1)
+  if (keysPerCommand !== undefined) checkInteger('keysPerCommand', keysPerCommand, 1, 65_536)
+  if (scanBytesPerKey !== undefined) checkInteger('scanBytesPerKey', scanBytesPerKey, 0, 2 ** 31 - 1)
+  if (lockWait !== undefined) checkInteger('lockWait', lockWait, 0, 2 ** 31 - 1)
+  if (coalesceWait !== undefined) checkInteger('coalesceWait', coalesceWait, 0, 1000)
+  if (ttl !== undefined) checkInteger('ttl', ttl, 1, 2 ** 31 - 1)
+  if (blockReads !== undefined) checkBoolean('blockReads', blockReads)
+  if (batchConnection !== undefined) checkBoolean('batchConnection', batchConnection)
+  if (replaceParameters !== undefined) checkBoolean('replaceParameters', replaceParameters)
+  if (force !== undefined) checkBoolean('force', force)
+  feedLengthOf(options as RedisFeedOptions)
 }
 
 /** The names of {@link RebuildOptions}. */
-export const REBUILD_OPTIONS = Object.keys({ force: true } satisfies Record<keyof RebuildOptions, true>)
+const REBUILD_OPTIONS = Object.keys({ force: true } satisfies Record<keyof RebuildOptions, true>)
+
+/**
+ * Checks {@link RebuildOptions} and returns whether to take a held lock (`force`, default false).
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option (`force: 'yes'` is not `true`).
+ */
+export function checkRebuildOptions(options: RebuildOptions): { readonly force: boolean } {
+  checkOptionNames('rebuild', options, [], REBUILD_OPTIONS)
+  return { force: options.force === undefined ? false : checkBoolean('force', options.force) }
+}
 
 const IOREDIS_CLIENT = "an ioredis client: new Redis(…) or new Cluster(…) from 'ioredis' (5.9 or later, or 6)"
 
@@ -248,22 +273,6 @@ export function checkClient(redis: unknown): RedisClient {
   throw invalidParameter('redis', IOREDIS_CLIENT, redis)
 }
 
-/** Checks the options every constructor takes (sizing is checked by core). */
-export function checkOptions(options: RedisFilterOptions): void {
-  if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
-  if (options.timeout !== undefined && options.timeout !== Infinity) checkInteger('timeout', options.timeout, 1, 2 ** 31 - 1)
-  if (options.keysPerCommand !== undefined) checkInteger('keysPerCommand', options.keysPerCommand, 1, 65_536)
-  if (options.scanBytesPerKey !== undefined) checkInteger('scanBytesPerKey', options.scanBytesPerKey, 0, 2 ** 31 - 1)
-  if (options.lockWait !== undefined) checkInteger('lockWait', options.lockWait, 0, 2 ** 31 - 1)
-  if (options.coalesceWait !== undefined) checkInteger('coalesceWait', options.coalesceWait, 0, 1000)
-  if (options.blockReads !== undefined && typeof options.blockReads !== 'boolean') throw invalidParameter('blockReads', 'a boolean', options.blockReads)
-  if (options.batchConnection !== undefined && typeof options.batchConnection !== 'boolean') throw invalidParameter('batchConnection', 'a boolean', options.batchConnection)
-  feedLengthOf(options as RedisFeedOptions)
-  const { replaceParameters, force } = options as RedisReplaceOptions
-  if (replaceParameters !== undefined && typeof replaceParameters !== 'boolean') throw invalidParameter('replaceParameters', 'a boolean', replaceParameters)
-  if (force !== undefined && typeof force !== 'boolean') throw invalidParameter('force', 'a boolean', force)
-}
-
 /**
  * The feed a new filter gets from `feed` and `feedLength` (checked): its length, 0 for none.
  * @throws BloomError `BLOOM_INVALID_PARAMETER` for a `feed` that is not a boolean, a `feedLength`
@@ -271,7 +280,7 @@ export function checkOptions(options: RedisFilterOptions): void {
  */
 export function feedLengthOf(options: RedisFeedOptions): number {
   const { feed, feedLength } = options
-  if (feed !== undefined && typeof feed !== 'boolean') throw invalidParameter('feed', 'a boolean', feed)
+  if (feed !== undefined) checkBoolean('feed', feed)
   if (feedLength !== undefined) {
     if (feed !== true) throw new BloomError('BLOOM_INVALID_PARAMETER', `feedLength is the length of the filter's feed: pass it with feed: true (got feed ${String(feed)})`)
     checkInteger('feedLength', feedLength, 1, MAX_FEED_LENGTH)
@@ -294,14 +303,14 @@ export function refuseFeed(options: RedisFeedOptions): void {
 /** The default of {@link RedisStoreOptions.timeout}, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 5000
 
-/** The `timeout` option (checked by {@link checkOptions}), or its default. */
+/** The `timeout` option (checked by {@link checkRedisOptions}), or its default. */
 export function timeoutOf(options: RedisStoreOptions): number {
   return options.timeout ?? DEFAULT_TIMEOUT_MS
 }
 
-/** The `ttl` option in milliseconds, 0 for none. */
+/** The `ttl` option (checked by {@link checkRedisOptions}) in milliseconds, 0 for none. */
 export function ttlMsOf(options: RedisNewFilterOptions): number {
-  return options.ttl === undefined ? 0 : checkInteger('ttl', options.ttl, 1, 2 ** 31 - 1) * 1000
+  return options.ttl === undefined ? 0 : options.ttl * 1000
 }
 
 /** Core's parameter checks, plus the shard size a Redis string can hold. */

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, invalidParameter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
+import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
@@ -8,11 +8,10 @@ import { checkName, KeyNames } from './key-names.js'
 import { createMeta, decodeMeta, lockMeta, metaFields, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
 import {
   checkClient,
-  checkOptions,
-  checkRedisOptionNames,
+  checkRedisOptions,
   checkRedisParameters,
+  checkRebuildOptions,
   feedLengthOf,
-  REBUILD_OPTIONS,
   sizeRedisFilter,
   timeoutOf,
   ttlMsOf,
@@ -38,11 +37,6 @@ export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: Redis
 
 /** Options of {@link RedisBloomFilter.import}: as for a new filter, a rotating filter's `clock`, and `kind` as for `open`. */
 export type RedisImportOptions = RedisReplaceOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
-
-function checkKind(kind: unknown): RedisFilterKind | undefined {
-  if (kind === undefined || kind === 'fixed' || kind === 'layered' || kind === 'counting') return kind
-  throw invalidParameter('kind', "'fixed', 'layered' or 'counting'", kind)
-}
 
 /**
  * A Bloom filter stored in Redis (standalone or Cluster, Redis ≥ 6.2, no modules) under a name,
@@ -95,15 +89,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
     name: string,
     options: RedisCreateOptions | LayeredRedisOptions | (RedisCreateOptions & { readonly counting: true }),
   ): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
-    checkRedisOptionNames('RedisBloomFilter.create', options)
-    // With `counting: true`, a counting filter (redis-counting-filter.ts); not layered.
-    if ((options as { counting?: unknown } | undefined)?.counting === true) {
-      if (isLayeredOptions(options)) {
-        throw new BloomError(
-          'BLOOM_INVALID_PARAMETER',
-          'counting: a counting filter cannot also grow or rotate (growth, window): removing a key would have to find the layer that counted it, and a key added again lands in another',
-        )
-      }
+    checkRedisOptions('RedisBloomFilter.create', options)
+    // With `counting: true`, a counting filter (redis-counting-filter.ts), which refuses `growth` and
+    // `window`. (`counting` is a boolean by now: checkRedisOptions refused 1, 'yes' and null.)
+    if ((options as { counting?: boolean }).counting === true) {
       return RedisCountingFilter.create(redis, name, options as RedisCreateOptions)
     }
     // With `growth` or `window`, a layered filter (layered-redis-filter.ts).
@@ -120,7 +109,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisBloomFilter> {
     checkOptionNames('RedisBloomFilter.fromParameters', parameters, ['parameters'])
-    checkRedisOptionNames('RedisBloomFilter.fromParameters', options)
+    checkRedisOptions('RedisBloomFilter.fromParameters', options)
     return RedisBloomFilter.createWith(redis, name, parameters, options, true)
   }
 
@@ -136,7 +125,6 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const checked = checkRedisParameters(parameters)
-    checkOptions(options)
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
     const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options), 0, feedLengthOf(options))
@@ -174,11 +162,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'counting' }): Promise<RedisCountingFilter>
   static open(redis: RedisClient, name: string, options?: RedisOpenOptions): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter>
   static async open(redis: RedisClient, name: string, options: RedisOpenOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
-    checkRedisOptionNames('RedisBloomFilter.open', options)
+    checkRedisOptions('RedisBloomFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
-    const kind = checkKind(options.kind)
+    const kind = options.kind // checked by checkRedisOptions
     if (kind === 'layered') return LayeredRedisFilter.open(client, name, options)
     if (kind === 'counting') return RedisCountingFilter.open(client, name, options)
     const timeout = timeoutOf(options)
@@ -223,11 +210,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'counting' }): Promise<RedisCountingFilter>
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options?: RedisImportOptions): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter>
   static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
-    checkRedisOptionNames('RedisBloomFilter.import', options)
+    checkRedisOptions('RedisBloomFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
-    const kind = checkKind(options.kind)
+    const kind = options.kind // checked by checkRedisOptions
     const { kind: found, source } = await peekKind(snapshot, kind)
     if (found === 'layered') return LayeredRedisFilter.import(client, name, await wholeSnapshot(source), options)
     if (found === 'counting') return RedisCountingFilter.import(client, name, source, options)
@@ -240,10 +226,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * false if there was no filter of that name.
    */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
-    checkRedisOptionNames('RedisBloomFilter.destroy', options)
+    checkRedisOptions('RedisBloomFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
     const timeout = timeoutOf(options)
     const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
@@ -321,9 +306,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
    *   `BLOOM_INVALID_KEY`, `BLOOM_STORE_UNAVAILABLE`. On failure the old bits stay.
    */
   async rebuild(keys: AsyncIterable<BloomKey> | Iterable<BloomKey>, options: RebuildOptions = {}): Promise<void> {
-    checkOptionNames('rebuild', options, [], REBUILD_OPTIONS)
+    const { force } = checkRebuildOptions(options)
     this.checkOpen()
-    await rebuild(this.shards, this.redisStore, keys, options.force === true, (key, batch, index) => this.locate(key, batch, index), () => this.checkOpen())
+    await rebuild(this.shards, this.redisStore, keys, force, (key, batch, index) => this.locate(key, batch, index), () => this.checkOpen())
   }
 
   /**

@@ -1,13 +1,12 @@
 import { BloomError, CountingBloomFilter, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, type KeyHasher } from '@bloomkit/core/store'
+import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type KeyHasher } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { checkName, KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta } from './meta.js'
 import {
   checkClient,
-  checkOptions,
-  checkRedisOptionNames,
+  checkRedisOptions,
   checkRedisParameters,
   refuseFeed,
   sizeRedisFilter,
@@ -63,7 +62,8 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    *   filter, or other parameters), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisCountingFilter> {
-    checkRedisOptionNames('RedisCountingFilter.create', options)
+    checkRedisOptions('RedisCountingFilter.create', options)
+    optionChecks.checkCountingCreate(options)
     const { parameters, seeded, earlier } = newFilterParameters(
       options,
       (o) => sizeRedisFilter(o, COUNTER_BITS),
@@ -75,7 +75,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
   /** Like {@link create}, with explicit parameters. */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
     checkOptionNames('RedisCountingFilter.fromParameters', parameters, ['parameters'])
-    checkRedisOptionNames('RedisCountingFilter.fromParameters', options)
+    checkRedisOptions('RedisCountingFilter.fromParameters', options)
     return RedisCountingFilter.createWith(redis, name, parameters, options, true)
   }
 
@@ -90,7 +90,6 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const checked = checkRedisParameters(parameters, COUNTER_BITS)
-    checkOptions(options)
     refuseFeed(options)
     const ttlMs = ttlMsOf(options)
     const token = randomToken()
@@ -118,10 +117,9 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    *   `RedisBloomFilter.open`), and as `RedisBloomFilter.open`.
    */
   static async open(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<RedisCountingFilter> {
-    checkRedisOptionNames('RedisCountingFilter.open', options)
+    checkRedisOptions('RedisCountingFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
     const timeout = timeoutOf(options)
     const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
     if (meta.counting !== true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a plain filter, not a counting one: open it with RedisBloomFilter.open`)
@@ -136,10 +134,9 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a plain snapshot, and as `RedisBloomFilter.import`.
    */
   static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions = {}): Promise<RedisCountingFilter> {
-    checkRedisOptionNames('RedisCountingFilter.import', options)
+    checkRedisOptions('RedisCountingFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
-    checkOptions(options)
     refuseFeed(options)
     return RedisCountingFilter.over(await importSnapshot(client, name, snapshot, options, { counting: true }))
   }

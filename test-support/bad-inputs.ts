@@ -1,0 +1,276 @@
+import fc from 'fast-check'
+import { expect } from 'vitest'
+
+// Random arguments for every public option and argument (issue 33 items 13, 14, 17), and the
+// oracle that says which of them a call must refuse. The oracle is written from the documented
+// ranges, apart from the library's checks, so that a check that lets a value through (a null seed
+// read as 0, a `counting: 1` read as false, an inherited option read unseen) or refuses a good one
+// fails here. A call either refuses with a coded error naming what it refused, or succeeds and
+// honours every value it was given: never a plain TypeError, never a silent default.
+
+/** A Uint8Array whose buffer was transferred away: it reads as empty, and is no key. */
+export function detachedBytes(): Uint8Array {
+  const bytes = new Uint8Array([1, 2, 3])
+  structuredClone(bytes.buffer, { transfer: [bytes.buffer] })
+  return bytes
+}
+
+const DETACHED = detachedBytes()
+
+/** An async iterable of keys: what addMany and friends cannot read. */
+function asyncKeys(): AsyncIterable<string> {
+  return (async function* () {
+    yield 'a'
+  })()
+}
+
+/**
+ * Values wrong for almost every option and argument: the `null` that was read as "left out", booleans
+ * that are not, strings that look like numbers, objects, functions, detached buffers. A few are right
+ * for some option (0 is a seed, `true` a boolean option, a function a clock): the oracle decides by
+ * rule, not by where a value came from.
+ */
+export const JUNK: readonly unknown[] = [
+  null,
+  undefined,
+  Number.NaN,
+  Infinity,
+  -Infinity,
+  -1,
+  0,
+  -0,
+  0.5,
+  1.5,
+  2 ** 53,
+  1e-300,
+  '',
+  'yes',
+  'true',
+  '1000',
+  'blocked',
+  true,
+  false,
+  5n,
+  Symbol('junk'),
+  {},
+  [],
+  () => 0,
+  asyncKeys(),
+  DETACHED,
+  new Uint8Array(2),
+  new Uint16Array(2),
+]
+
+/** What an option takes: a rule, and values to try besides {@link JUNK} (right ones, and wrong ones near them). */
+export interface OptionRule {
+  readonly valid: (value: unknown) => boolean
+  readonly values: readonly unknown[]
+}
+
+const integer = (min: number, max: number) => (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+const boolean = (value: unknown) => typeof value === 'boolean'
+const fraction = (value: unknown) => typeof value === 'number' && value > 0 && value < 1
+
+/**
+ * The rules of core's options, from the READMEs and JSDoc. Values are small, so that a valid draw
+ * never builds a large filter (capacity 2^31 would allocate gigabytes): `capacity` up to 20 000,
+ * `shards` up to 3, windows of 1 to 3 layers.
+ */
+export const CORE_RULES = {
+  capacity: { valid: integer(1, Number.MAX_SAFE_INTEGER), values: [1, 7, 1000, 20_000, 1000.5, -1000, '1000'] },
+  // Down to about 3.9e-20 (64 hashes); below, sizing refuses the rate (JUNK's 1e-300 is such a value).
+  errorRate: { valid: (value: unknown) => typeof value === 'number' && value >= 3.9e-20 && value < 1, values: [0.5, 0.01, 1e-6, 1e-12, 1, 1.01, -0.01, '0.01'] },
+  shards: { valid: integer(1, 65_536), values: [1, 2, 3, 65_537, 2.5] },
+  seed: { valid: integer(0, 0xffffffff), values: [0, 1, 0xffffffff, 123_456, 2 ** 32, -5, 1.25, '7'] },
+  layout: { valid: (value: unknown) => value === 'blocked' || value === 'classic', values: ['blocked', 'classic', 'Blocked', 'dense'] },
+  growth: { valid: integer(1, 65_536), values: [1, 2, 4, 65_537, 2.5] },
+  tightening: { valid: fraction, values: [0.5, 0.9, 1, 0] },
+  window: {
+    valid: (value: unknown) => {
+      if (value === null || typeof value !== 'object') return false
+      if (Object.keys(value).some((name) => name !== 'seconds' && name !== 'keep')) return false
+      if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return false
+      const { seconds, keep } = value as { seconds?: unknown; keep?: unknown }
+      return integer(1, 0xffffffff)(seconds) && integer(1, 65_536)(keep)
+    },
+    values: [{ seconds: 60, keep: 3 }, { seconds: 1, keep: 1 }, { seconds: 0, keep: 3 }, { seconds: 60, keep: null }, { seconds: 60, keep: 3, extra: 1 }, { seconds: 60 }],
+  },
+  clock: { valid: (value: unknown) => typeof value === 'function', values: [() => 1_700_000_000_000, 5, 'now'] },
+  counting: { valid: boolean, values: [true, false, 1, 0, 'yes', 'false'] },
+  kind: { valid: (value: unknown) => value === 'fixed' || value === 'layered' || value === 'counting', values: ['fixed', 'layered', 'counting', 'plain', 'Fixed'] },
+} satisfies Record<string, OptionRule>
+
+/** The rules of a filter's explicit parameters (`fromParameters`). */
+export const PARAMETER_RULES = {
+  bits: { valid: integer(8, 2 ** 48), values: [8, 512, 1024, 4096, 7, 12.5] },
+  hashes: { valid: integer(1, 64), values: [1, 3, 7, 65] },
+  shards: CORE_RULES.shards,
+  seed: CORE_RULES.seed,
+  layout: CORE_RULES.layout,
+  scheme: { valid: (value: unknown) => value === 1 || value === 2 || value === 3, values: [1, 2, 3, 4] },
+} satisfies Record<string, OptionRule>
+
+/** Draws a value for `rule`: mostly a right one (so that calls also succeed), else a wrong one near it, junk, a small integer or null. */
+export function valueOf(rule: OptionRule): fc.Arbitrary<unknown> {
+  const right = rule.values.filter((value) => rule.valid(value))
+  const wrong = rule.values.filter((value) => !rule.valid(value))
+  return fc.oneof(
+    { arbitrary: fc.constantFrom(...right), weight: 6 },
+    { arbitrary: fc.constantFrom(...wrong), weight: 1 },
+    { arbitrary: fc.constantFrom(...JUNK), weight: 1 },
+    { arbitrary: fc.integer({ min: -2, max: 3 }), weight: 1 },
+    // null on its own too: the value once read as "left out".
+    { arbitrary: fc.constant(null), weight: 1 },
+  )
+}
+
+/** A drawn options argument and what the oracle needs to know about how it was made. */
+export interface OptionsCase {
+  /** What is passed. */
+  readonly options: unknown
+  /** The values given, own and inherited alike (what a reader of `options.x` would see). */
+  readonly given: Readonly<Record<string, unknown>>
+  /** Names held only by the prototype. */
+  readonly inherited: readonly string[]
+  /** Names no rule knows (typos). */
+  readonly unknown: readonly string[]
+  /** Whether `options` is not an object at all. */
+  readonly notObject: boolean
+}
+
+const NOT_OBJECTS = [null, undefined, 42, 'capacity', true, () => ({}), Symbol('options')]
+const TYPOS = ['capcity', 'sead', 'frobnicate']
+
+/**
+ * Draws an options argument over `rules`: `required` names always given (mostly right), others
+ * given now and then; now and then a name moved to the prototype, a typo added, or no object at all.
+ * `base` values (a rotating filter's window, say) are given unless drawn otherwise.
+ */
+export function optionsOf(rules: Readonly<Record<string, OptionRule>>, { required = [], base = {} }: { required?: readonly string[]; base?: Readonly<Record<string, unknown>> } = {}): fc.Arbitrary<OptionsCase> {
+  const names = Object.keys(rules)
+  const entry = (name: string) => {
+    const drawn = valueOf(rules[name])
+    const kept = name in base ? fc.oneof({ arbitrary: fc.constant(base[name]), weight: 3 }, { arbitrary: drawn, weight: 1 }) : drawn
+    return required.includes(name) || name in base
+      ? kept.map((value) => ({ present: true, value }))
+      : fc.record({ present: fc.integer({ min: 0, max: 2 }).map((roll) => roll === 0), value: kept })
+  }
+  return fc
+    .record({
+      entries: fc.tuple(...names.map(entry)),
+      inheritRolls: fc.array(fc.integer({ min: 0, max: 11 }), { minLength: names.length, maxLength: names.length }),
+      typo: fc.oneof({ arbitrary: fc.constant(undefined), weight: 9 }, { arbitrary: fc.constantFrom(...TYPOS), weight: 1 }),
+      notObject: fc.oneof({ arbitrary: fc.constant(undefined), weight: 19 }, { arbitrary: fc.constantFrom(...NOT_OBJECTS.map((value) => ({ value }))), weight: 1 }),
+    })
+    .map(({ entries, inheritRolls, typo, notObject }) => {
+      if (notObject !== undefined) return { options: notObject.value, given: {}, inherited: [], unknown: [], notObject: true }
+      const own: Record<string, unknown> = {}
+      const proto: Record<string, unknown> = {}
+      const given: Record<string, unknown> = {}
+      names.forEach((name, i) => {
+        const { present, value } = entries[i]
+        if (!present) return
+        given[name] = value
+        // A name moved to the prototype is read by `options.name` but is not the object's own.
+        if (inheritRolls[i] === 0 && value !== undefined) proto[name] = value
+        else own[name] = value
+      })
+      if (typo !== undefined) own[typo] = 1
+      const options = Object.keys(proto).length > 0 ? Object.assign(Object.create(proto), own) : own
+      return { options, given, inherited: Object.keys(proto), unknown: typo === undefined ? [] : [typo], notObject: false }
+    })
+}
+
+/**
+ * The names (or `options`) a call must refuse for `drawn` under `rules`: no object, an unknown or
+ * inherited name, a value its rule refuses, a required one left out; plus `extra(given)`, the call's
+ * own refusals (a counting option to a fixed create, say). Empty: the call must succeed.
+ */
+export function refusalsOf(drawn: OptionsCase, rules: Readonly<Record<string, OptionRule>>, { required = [], extra }: { required?: readonly string[]; extra?: (given: Readonly<Record<string, unknown>>) => string[] } = {}): string[] {
+  if (drawn.notObject) return ['options']
+  const refused = [...drawn.unknown, ...drawn.inherited]
+  for (const [name, value] of Object.entries(drawn.given)) {
+    if (value === undefined ? required.includes(name) : !rules[name].valid(value)) refused.push(name)
+  }
+  for (const name of required) if (!(name in drawn.given)) refused.push(name)
+  // A call may check its own refusals before or after the values: either name is a right answer.
+  if (extra !== undefined) refused.push(...extra(drawn.given))
+  return refused
+}
+
+/** Whether `error` is a bloomkit error (core's or the guard's) with one of `codes`. */
+function coded(error: unknown, codes: readonly string[]): boolean {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown }
+  return error instanceof Error && (name === 'BloomError' || name === 'GuardError') && typeof code === 'string' && codes.includes(code)
+}
+
+/**
+ * Runs `call` and holds it to the oracle: with `refused` names it must throw or reject with one of
+ * `codes`, its message naming one of them (`options` stands for the object as a whole); without, it
+ * must succeed, and `honoured` checks what it returned. Resolves to the result, or undefined.
+ */
+export async function refusedOrHonoured<T>(
+  what: string,
+  call: () => T | Promise<T>,
+  refused: readonly string[],
+  honoured: (result: T) => void | Promise<void>,
+  codes: readonly string[] = ['BLOOM_INVALID_PARAMETER'],
+): Promise<T | undefined> {
+  let result: T
+  try {
+    result = await call()
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    if (refused.length === 0) throw new Error(`${what}: expected success, got ${error instanceof Error ? error.name : typeof error}: ${message}`, { cause: error })
+    expect(coded(error, codes), `${what}: expected a coded error (${codes.join(' or ')}) for ${refused.join(', ')}, got ${String(error)}`).toBe(true)
+    const named = refused.map((name) => (name === 'options' ? 'option' : name))
+    expect(
+      named.some((name) => message.includes(name)),
+      `${what}: the message should name one of ${refused.join(', ')}: ${message}`,
+    ).toBe(true)
+    return undefined
+  }
+  expect(refused, `${what}: expected a refusal of ${refused.join(', ')}, but it succeeded`).toEqual([])
+  await honoured(result)
+  return result
+}
+
+/** Keys to try: strings and byte keys (right), and {@link JUNK} (wrong but for strings). */
+export const KEY: fc.Arbitrary<unknown> = fc.oneof({ arbitrary: fc.string({ maxLength: 6 }), weight: 3 }, { arbitrary: fc.uint8Array({ maxLength: 6 }), weight: 2 }, { arbitrary: fc.constantFrom(...JUNK), weight: 2 })
+
+/** Whether a filter takes `key`: a string, or a Uint8Array whose buffer is not detached. */
+export function validKey(key: unknown): boolean {
+  if (typeof key === 'string') return true
+  if (!(key instanceof Uint8Array)) return false
+  return !(key.length === 0 && key === DETACHED)
+}
+
+/** An argument for addMany/hasMany/removeMany: a sync iterable of keys (array, Set, generator), or junk. */
+export interface KeysCase {
+  readonly keys: unknown
+  /** The keys it holds when it is a sync iterable. */
+  readonly list: readonly unknown[] | undefined
+}
+
+export const KEYS: fc.Arbitrary<KeysCase> = fc.oneof(
+  { arbitrary: fc.array(KEY, { maxLength: 5 }).map((list) => ({ keys: list, list })), weight: 4 },
+  { arbitrary: fc.array(KEY, { maxLength: 5 }).map((list) => ({ keys: new Set(list), list: [...new Set(list)] })), weight: 1 },
+  {
+    arbitrary: fc.array(KEY, { maxLength: 5 }).map((list) => ({
+      keys: (function* () {
+        yield* list
+      })(),
+      list,
+    })),
+    weight: 1,
+  },
+  // An array among the junk ([]) is a valid, empty list; a typed array is refused as keys (its elements are numbers).
+  { arbitrary: fc.constantFrom(...JUNK, 'abc').map((keys) => ({ keys, list: Array.isArray(keys) ? keys : undefined })), weight: 2 },
+)
+
+/** What addMany/hasMany/removeMany must do with `drawn`: refuse the argument, refuse a key, or answer. */
+export function keysRefusal(drawn: KeysCase): { readonly refused: string[]; readonly codes: string[] } {
+  if (drawn.list === undefined) return { refused: ['keys'], codes: ['BLOOM_INVALID_PARAMETER'] }
+  if (drawn.list.some((key) => !validKey(key))) return { refused: ['key'], codes: ['BLOOM_INVALID_KEY'] }
+  return { refused: [], codes: [] }
+}
