@@ -1,5 +1,6 @@
+import { BloomError } from './errors.js'
 import { layerBatch } from './layered-batch.js'
-import { foundForPairs, mayBeDropped, stillNew } from './layered-steps.js'
+import { foundForPairs, stillNew } from './layered-steps.js'
 import type { LayerStorage, StoredLayer } from './layer-storage.js'
 
 /**
@@ -124,7 +125,8 @@ async function unlessDropped<T>(context: AddContext, layer: StoredLayer<false>, 
     return await call
   } catch (error) {
     const unlisted = context.storage.unlisted
-    if (!mayBeDropped(error, context.isClosed()) || unlisted === undefined || !(await unlisted.call(context.storage, [layer]))) throw error
+    const mayBeDropped = error instanceof BloomError && (error.code === 'BLOOM_DATA_LOST' || (error.code === 'BLOOM_CLOSED' && !context.isClosed()))
+    if (!mayBeDropped || unlisted === undefined || !(await unlisted.call(context.storage, [layer]))) throw error
     return DROPPED
   }
 }

@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
+import { SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
@@ -7,7 +7,7 @@ import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisClien
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
 import { LOCK_META } from './scripts.js'
 
-const { snapshotChunks, snapshotReader } = snapshotSources
+const { snapshotChunks } = snapshotSources
 
 /** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order (core's type). */
 export type { SnapshotSource }
@@ -81,25 +81,23 @@ async function lock(shards: ShardGenerations, token: string, force: boolean): Pr
  */
 export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions, { counting = false }: { readonly counting?: boolean } = {}): Promise<ShardGenerations> {
   const ttlMs = ttlMsOf(options)
-  // A whole snapshot's header is checked against its length before anything is claimed.
-  const reader = snapshotReader(snapshot, counting ? 'counting' : 'plain')
+  const reader = new SnapshotReader(counting ? 'counting' : 'plain')
   const counterBits = counting ? 4 : 0
   let claimed: Claim | undefined
   let committing = false
   // As in a rebuild: once a swap may have happened, a failure still counts a generation (SPEC 9.5).
   let swapping = false
-  // Each shard's next-generation key grows as its bytes arrive (bytes allocated so far).
-  const allocated = new Map<number, number>()
+  const started = new Set<number>()
   try {
     for await (const chunk of snapshotChunks(snapshot)) {
       for (const piece of reader.push(chunk)) {
         claimed ??= await claim(client, name, reader.parameters!, options, counterBits)
-        // Allocated ahead of the writes, so that they land in place (growing by SETRANGE would leave
-        // Redis's greedy growth, up to 1 MiB, unused at the end of every shard), but only a step
-        // ahead of the bytes that came: a header that promises more than the snapshot holds costs no memory.
-        const end = piece.offset + piece.bytes.length
-        const had = allocated.get(piece.shard)
-        allocated.set(piece.shard, had === undefined ? await claimed.shards.allocateNext(piece.shard, { through: end }) : await claimed.shards.growNext(piece.shard, had, end))
+        if (!started.has(piece.shard)) {
+          // Allocated first, so that the writes land in place: growing by SETRANGE would leave
+          // Redis's greedy growth (up to 1 MiB) unused at the end of every shard.
+          started.add(piece.shard)
+          await claimed.shards.allocateNext(piece.shard)
+        }
         await claimed.shards.writeNext(piece.shard, piece.offset, piece.bytes)
       }
       if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, options, counterBits)

@@ -5,6 +5,7 @@ import { checkName } from './key-names.js'
 import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
 import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from './meta.js'
+import { refuseLayeredReplica } from './replica/replica-options.js'
 import { checkClient, checkRedisOptions, DEFAULT_SHARD_BITS, timeoutOf, type RedisClient, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { RedisLayers, type RedisLayer } from './redis-layers.js'
@@ -58,6 +59,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    */
   static async create(redis: RedisClient, name: string, options: LayeredRedisOptions): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.create', options)
+    refuseLayeredReplica(options)
     const client = checkClient(redis)
     checkName(name)
     const policy = layerPolicyOf(options)
@@ -79,6 +81,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    */
   static async open(redis: RedisClient, name: string, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.open', options)
+    refuseLayeredReplica(options)
     const client = checkClient(redis)
     checkName(name)
     const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeoutOf(options), `open "${name}"`))
@@ -106,6 +109,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    */
   static async import(redis: RedisClient, name: string, snapshot: Uint8Array, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.import', options)
+    refuseLayeredReplica(options)
     const client = checkClient(redis)
     checkName(name)
     const { policy, layers } = decodeLayeredSnapshot(snapshot)

@@ -1,6 +1,7 @@
 import { checkInteger, checkOptionNames, checkParameters, invalidParameter, optionChecks, shardBitsOf } from '@bloomkit/core/store'
 import { BloomError, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import { DEFAULT_FEED_LENGTH, MAX_FEED_LENGTH } from './feed.js'
+import { replicaSettingsOf, type ReplicaOptions } from './replica/replica-options.js'
 
 const { checkBoolean } = optionChecks
 
@@ -137,6 +138,16 @@ export interface RedisFilterOptions extends RedisStoreOptions {
    * importing before failing with `BLOOM_LOCKED`, from 0 to 2^31 − 1. Default: 60 000.
    */
   readonly lockWait?: number
+  /**
+   * Answer through a replica: the filter's bits loaded into this process and kept current from
+   * its feed (docs/SPEC.md 9.13), so that `has` finds a present key without a round trip and
+   * proves an absent one with one small read of the feeds that concurrent calls share. `true`, or
+   * {@link ReplicaOptions} (`maxBytes`, `maxStaleness`). Only for fixed filters with a feed
+   * (`create` with `replica` gives it one: it implies `feed: true`); a filter without one is
+   * `BLOOM_INCOMPATIBLE`, a counting filter `BLOOM_INVALID_PARAMETER`. `close()` stops it.
+   * Default: none (every call asks Redis).
+   */
+  readonly replica?: boolean | ReplicaOptions
 }
 
 /** Whether a new filter gets a feed (docs/SPEC.md 9.12), and how long it is. */
@@ -215,6 +226,7 @@ const REDIS_OPTIONS = Object.keys(
     force: true,
     feed: true,
     feedLength: true,
+    replica: true,
   } satisfies Record<keyof RedisReplaceOptions, true>,
 )
 
@@ -240,7 +252,7 @@ export function checkRedisOptions(call: string, options: unknown): void {
   if (batchConnection !== undefined) checkBoolean('batchConnection', batchConnection)
   if (replaceParameters !== undefined) checkBoolean('replaceParameters', replaceParameters)
   if (force !== undefined) checkBoolean('force', force)
-  feedLengthOf(options as RedisFeedOptions)
+  feedLengthOf(options as RedisFeedOptions & RedisFilterOptions)
 }
 
 /** The names of {@link RebuildOptions}. */
@@ -278,14 +290,18 @@ export function checkClient(redis: unknown): RedisClient {
  * @throws BloomError `BLOOM_INVALID_PARAMETER` for a `feed` that is not a boolean, a `feedLength`
  *   out of range or without `feed: true`.
  */
-export function feedLengthOf(options: RedisFeedOptions): number {
+export function feedLengthOf(options: RedisFeedOptions & Pick<RedisFilterOptions, 'replica'>): number {
   const { feed, feedLength } = options
   if (feed !== undefined) checkBoolean('feed', feed)
+  // A replica follows the feed: asking for one asks for the feed, unless feed: false says otherwise.
+  const replica = replicaSettingsOf(options.replica) !== undefined
+  if (replica && feed === false) throw new BloomError('BLOOM_INVALID_PARAMETER', 'replica: a replica follows the filter\'s feed; leave feed out (replica implies feed: true), or drop replica')
+  const fed = feed === true || replica
   if (feedLength !== undefined) {
-    if (feed !== true) throw new BloomError('BLOOM_INVALID_PARAMETER', `feedLength is the length of the filter's feed: pass it with feed: true (got feed ${String(feed)})`)
+    if (!fed) throw new BloomError('BLOOM_INVALID_PARAMETER', `feedLength is the length of the filter's feed: pass it with feed: true (got feed ${String(feed)})`)
     checkInteger('feedLength', feedLength, 1, MAX_FEED_LENGTH)
   }
-  return feed === true ? (feedLength ?? DEFAULT_FEED_LENGTH) : 0
+  return fed ? (feedLength ?? DEFAULT_FEED_LENGTH) : 0
 }
 
 /**
@@ -294,7 +310,10 @@ export function feedLengthOf(options: RedisFeedOptions): number {
  * hold 4× the bits of a plain one.
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `feed`.
  */
-export function refuseFeed(options: RedisFeedOptions): void {
+export function refuseFeed(options: RedisFeedOptions & Pick<RedisFilterOptions, 'replica'>): void {
+  if (replicaSettingsOf(options.replica) !== undefined) {
+    throw new BloomError('BLOOM_INVALID_PARAMETER', 'replica: a counting filter has no replica (it has no feed: a remove would need entries of its own, and its counters take 4× the bits); leave replica out, or use a plain filter')
+  }
   if (feedLengthOf(options) > 0) {
     throw new BloomError('BLOOM_INVALID_PARAMETER', 'feed: a counting filter has no feed (a remove would need entries of its own, and a replica of one would hold 4× the bits); leave feed out, or use a plain filter')
   }

@@ -65,6 +65,8 @@ export class RedisBitStore implements BitStore<false> {
   /** Whether adds append their keys to the shards' feeds (a live store of a filter with a feed, docs/SPEC.md 9.12). */
   private readonly fed: boolean
   private closed = false
+  /** What else closes with the store (a replica's follower). */
+  private readonly closing: Array<() => void> = []
 
   /** @param generation 'next' for the store a rebuild fills. */
   constructor(shards: ShardGenerations, options: RedisStoreOptions = {}, generation: Generation = 'live') {
@@ -157,6 +159,12 @@ export class RedisBitStore implements BitStore<false> {
   async close(): Promise<void> {
     // The client is the user's: closing a filter leaves the connection to its owner.
     this.closed = true
+    for (const close of this.closing.splice(0)) close()
+  }
+
+  /** Runs `close` when the store closes (a replica's follower and its connection). */
+  onClose(close: () => void): void {
+    this.closing.push(close)
   }
 
   private submit(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void> {

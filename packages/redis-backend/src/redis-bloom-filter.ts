@@ -26,6 +26,8 @@ import { rebuild } from './rebuild.js'
 import { leftoverKeys } from './resize.js'
 import { RedisBitStore } from './redis-bit-store.js'
 import { RedisCountingFilter } from './redis-counting-filter.js'
+import type { Replica, ReplicaStatus } from './replica/replica.js'
+import { startReplica } from './replica/start-replica.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources
 
@@ -55,6 +57,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
   readonly name: string
   private readonly shards: ShardGenerations
   private readonly redisStore: RedisBitStore
+  /** The replica answering `has` when opened with `replica` (docs/SPEC.md 9.13). */
+  private replicaOf: Replica | undefined
 
   private constructor(shards: ShardGenerations, options: RedisFilterOptions, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
     const store = new RedisBitStore(shards, options)
@@ -65,7 +69,13 @@ export class RedisBloomFilter extends BloomFilter<false> {
   }
 
   private static async over(shards: ShardGenerations, options: RedisFilterOptions): Promise<RedisBloomFilter> {
-    return new RedisBloomFilter(shards, options, await createKeyHasher(shards.parameters.seed))
+    const filter = new RedisBloomFilter(shards, options, await createKeyHasher(shards.parameters.seed))
+    const replica = await startReplica(shards, filter.redisStore, filter.hasher, options.replica)
+    if (replica !== undefined) {
+      filter.replicaOf = replica
+      filter.redisStore.onClose(() => replica.close())
+    }
+    return filter
   }
 
   /**
@@ -240,6 +250,23 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const leftovers = leftoverKeys(name, fields)
     await forEachLimited(leftovers.length, 16, (i) => shards.call(client.unlink(leftovers[i]), `destroy "${name}"`))
     return true
+  }
+
+  /**
+   * What the replica holds (shards loaded, entries applied, staleness) when the filter was opened
+   * with `replica`; undefined otherwise.
+   */
+  get replica(): ReplicaStatus | undefined {
+    return this.replicaOf?.status()
+  }
+
+  // With a replica, checks answer through it; without, through the store (core's defaults).
+  protected override _hasHashed(a: number, b: number): Promise<boolean> {
+    return this.replicaOf === undefined ? super._hasHashed(a, b) : this.replicaOf.has(a, b)
+  }
+
+  protected override _hasMany(keys: Iterable<BloomKey>): Promise<boolean[]> {
+    return this.replicaOf === undefined ? super._hasMany(keys) : this.replicaOf.hasMany(keys)
   }
 
   /** The store doing this filter's I/O (core's `bitStoreSuite` runs on it). */

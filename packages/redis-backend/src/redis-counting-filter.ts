@@ -120,6 +120,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     checkRedisOptions('RedisCountingFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
+    refuseFeed(options)
     const timeout = timeoutOf(options)
     const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
     if (meta.counting !== true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a plain filter, not a counting one: open it with RedisBloomFilter.open`)

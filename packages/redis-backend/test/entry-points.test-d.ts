@@ -18,6 +18,8 @@ test("'@bloomkit/redis-backend' exports its option and client types", () => {
   expectTypeOf<Redis.FilterMeta>().toBeObject()
   expectTypeOf<Redis.FilterState>().toBeString()
   expectTypeOf<Redis.SnapshotSource>().not.toBeNever()
+  expectTypeOf<Redis.ReplicaOptions>().toBeObject()
+  expectTypeOf<Redis.ReplicaStatus>().toBeObject()
 })
 
 test('RedisBloomFilter.open and .import are typed by kind: any class without one, that class with one', () => {

@@ -1,0 +1,63 @@
+// The two scripts a replica reads with (docs/SPEC.md 9.13). Both read a shard's marker in the same
+// step as what they return, so a lost shard is seen where its bits or entries would be trusted.
+import { createHash } from 'node:crypto'
+import { TAG_BYTES } from '../feed.js'
+
+/** A script and its SHA1, for EVALSHA (runScript). */
+export interface ReplicaScript {
+  readonly body: string
+  readonly sha: string
+}
+
+function script(body: string): ReplicaScript {
+  return { body, sha: createHash('sha1').update(body).digest('hex') }
+}
+
+/**
+ * A load's read of a shard: `KEYS[1]` the feed, `KEYS[2]` the shard; `ARGV[1]` the marker's byte
+ * offset B, `ARGV[2]`…`ARGV[3]` the byte range to read, `ARGV[4]` `1` to also take the feed's last
+ * entry (the position the load starts from: taken in the same step as the first bytes, so the
+ * bits read are those of that entry's time or later). Replies `{marker, bytes, last}`, `last`
+ * XREVRANGE's reply (empty for a missing or empty feed).
+ */
+export const LOAD_CHUNK = script(`
+local at = tonumber(ARGV[1])
+local marker = redis.call('GETRANGE', KEYS[2], at, at + 3)
+local last = {}
+if ARGV[4] == '1' then last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1) end
+return {marker, redis.call('GETRANGE', KEYS[2], ARGV[2], ARGV[3]), last}
+`)
+
+/**
+ * A catch-up of n shards: `KEYS[2i − 1]` shard i's feed, `KEYS[2i]` its shard key, and, when
+ * `ARGV[4]` (f) is above 0, `KEYS[2n + 1]` the meta hash. `ARGV[1]` the marker's offset,
+ * `ARGV[2]` the most entries to return per shard, `ARGV[3]` n, `ARGV[5 … 4 + f]` the meta fields
+ * to read, then per shard the position's entry ID and its tag. Per shard it replies
+ * `{marker}` when the feed no longer holds an entry with that ID and tag (reset, trimmed, lost),
+ * else `{marker, entries}`, the entries after the position (XRANGE's reply); then the meta's
+ * fields (HMGET). The position's own entry is compared here, not sent: an add's entry holds up to
+ * thousands of keys, and a barrier reads every touched shard's.
+ */
+export const CATCH_UP = script(`
+local at = tonumber(ARGV[1])
+local count = ARGV[2]
+local n = tonumber(ARGV[3])
+local f = tonumber(ARGV[4])
+local out = {}
+local arg = 5 + f
+for i = 1, n do
+  local feed = KEYS[2 * i - 1]
+  local marker = redis.call('GETRANGE', KEYS[2 * i], at, at + 3)
+  local id = ARGV[arg]
+  local tag = ARGV[arg + 1]
+  arg = arg + 2
+  local here = redis.call('XRANGE', feed, id, id)[1]
+  if here ~= nil and string.sub(here[2][2], 1, ${TAG_BYTES}) == tag then
+    out[i] = {marker, redis.call('XRANGE', feed, '(' .. id, '+', 'COUNT', count)}
+  else
+    out[i] = {marker}
+  end
+end
+if f > 0 then out[n + 1] = redis.call('HMGET', KEYS[2 * n + 1], unpack(ARGV, 5, 4 + f)) end
+return out
+`)
