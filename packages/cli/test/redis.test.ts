@@ -196,3 +196,26 @@ describe('bloomkit build into Redis', () => {
     }
   })
 })
+
+test('delete refuses a Redis name that is not a bloomkit filter, saying what it is, and deletes nothing', async () => {
+  const name = fresh()
+  await redis.set(`${name}-string`, 'keep')
+  await redis.sadd(`${name}-set`, 'a', 'b')
+  await redis.hset(`${name}-foreign:meta`, 'owner', 'another app')
+  for (const [key, what] of [
+    [`${name}-string`, /"cli-test-\d+-\d+-string" is a Redis string, not a bloomkit filter \(no filter of that name\); nothing deleted \[CLI_TARGET\]/],
+    [`${name}-set`, /is a Redis set, not a bloomkit filter .*\[CLI_TARGET\]/],
+    [`${name}-foreign`, /its meta hash has no "format" field: not a bloomkit filter \[BLOOM_CORRUPT_STORE\]/],
+  ] as const) {
+    const refused = await runCli(['delete', url, '--name', key, '--yes'])
+    expect(refused.stderr).toMatch(what)
+    expect(refused.code).toBe(2)
+  }
+  expect(await redis.get(`${name}-string`)).toBe('keep')
+  expect((await redis.smembers(`${name}-set`)).sort()).toEqual(['a', 'b'])
+  expect(await redis.hgetall(`${name}-foreign:meta`)).toEqual({ owner: 'another app' })
+  const nothing = await runCli(['delete', url, '--name', `${name}-none`, '--yes'])
+  expect(nothing.stderr).toMatch(/^nothing to delete at /)
+  expect(nothing.code).toBe(0)
+  await redis.del(`${name}-string`, `${name}-set`, `${name}-foreign:meta`)
+})

@@ -1,6 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { BIN, runCli, tempFolder } from './support/run-cli.js'
 
@@ -13,6 +18,9 @@ beforeAll(async () => {
   expect((await runCli(['build', at('keys.txt'), '--out', at('abc.blmk'), ...sizing])).code).toBe(0)
 })
 afterAll(() => folder.remove())
+
+/** What these tests use of the `level` package's `Level`. */
+type LevelClass = new (location: string) => { open(): Promise<void>; put(key: string, value: string): Promise<void>; get(key: string): Promise<string | undefined>; close(): Promise<void> }
 
 /** Every error is one line on standard error, `bloomkit: … [CODE]`, and exit code 2. */
 function expectOneLineError(result: { code: number | null; stderr: string; stdout: string }, pattern: RegExp): void {
@@ -125,21 +133,96 @@ describe('bloomkit delete', () => {
   test('a folder that is not a LevelDB folder is not deleted', async () => {
     mkdirSync(at('precious'))
     writeFileSync(at('precious/notes.txt'), 'keep me')
-    expectOneLineError(await runCli(['delete', `level:${at('precious')}`, '--yes']), /level:.*precious is not a LevelDB folder; not deleting it \[CLI_TARGET\]/)
+    expectOneLineError(
+      await runCli(['delete', `level:${at('precious')}`, '--yes']),
+      /level:.*precious is a folder of 1 entry, not a LevelDB folder \(it has no CURRENT file, nor a layered filter's manifest\); not deleting it \[CLI_TARGET\]/,
+    )
     expect(readdirSync(at('precious'))).toEqual(['notes.txt'])
   })
 
-  test('on a terminal it asks, and only "y" deletes', async () => {
-    expect((await runCli(['build', at('keys.txt'), '--out', at('ask.blmk'), ...sizing])).code).toBe(0)
-    const answer = (typed: string) => spawnSync('script', ['-qec', `${process.execPath} ${BIN} delete ${at('ask.blmk')}`, '/dev/null'], { input: typed, encoding: 'utf8' })
-    const no = answer('n\n')
-    expect(no.stdout).toContain(`delete ${at('ask.blmk')}? [y/N]`)
-    expect(no.stdout).toContain('not deleted: the answer was not yes [CLI_USAGE]')
-    expect(existsSync(at('ask.blmk'))).toBe(true)
-    const yes = answer('y\n')
-    expect(yes.stdout).toContain(`deleted ${at('ask.blmk')}`)
-    expect(existsSync(at('ask.blmk'))).toBe(false)
+  test('a file that is not a bloomkit snapshot (a key list, text, gzip, binary, empty) is refused by what it is, before anything is asked, and kept', async () => {
+    const ids = Array.from({ length: 100_000 }, (_, i) => `user:${i}`).join('\n')
+    writeFileSync(at('ids.txt'), ids)
+    writeFileSync(at('ids.txt.gz'), gzipSync(ids))
+    writeFileSync(at('notes.txt'), 'remember the milk\n')
+    writeFileSync(at('empty.txt'), '')
+    writeFileSync(at('blob.bin'), Buffer.from([0xde, 0xad, 0xbe, 0xef, 0, 1, 2]))
+    for (const [file, what] of [
+      ['ids.txt', 'a text file of 1\\.0 MiB'],
+      ['ids.txt.gz', 'a gzip file of \\d+\\.\\d KiB'],
+      ['notes.txt', 'a text file of 18 byte\\(s\\)'],
+      ['empty.txt', 'an empty file'],
+      ['blob.bin', 'a binary file of 7 byte\\(s\\) \\(starting de ad be ef\\)'],
+    ]) {
+      const before = readFileSync(at(file))
+      const refusal = new RegExp(`^bloomkit: ".*${file.replaceAll('.', '\\.')}" is ${what}, not a bloomkit snapshot \\(those start with "BLMK"\\); not deleting it \\[CLI_TARGET\\]\\n$`)
+      expectOneLineError(await runCli(['delete', at(file), '--yes']), refusal)
+      // Without --yes and without a terminal the refusal comes first, not "pass --yes".
+      expectOneLineError(await runCli(['delete', at(file)]), refusal)
+      expect(readFileSync(at(file)).equals(before), file).toBe(true)
+    }
+    // On a terminal: refused before the question, so no "y" can delete it.
+    const asked = spawnSync('script', ['-qec', `${process.execPath} ${BIN} delete ${at('notes.txt')}`, '/dev/null'], { input: 'y\n', encoding: 'utf8' })
+    expect(asked.stdout).not.toContain('[y/N]')
+    expect(asked.stdout).toContain('not a bloomkit snapshot')
+    expect(readFileSync(at('notes.txt'), 'utf8')).toBe('remember the milk\n')
+    // A snapshot file named as a LevelDB folder is refused with the way to name it.
+    expectOneLineError(await runCli(['delete', `level:${at('abc.blmk')}`, '--yes']), /abc\.blmk is a bloomkit snapshot file, not a folder \(delete it as .*abc\.blmk, without level:\); not deleting it \[CLI_TARGET\]/)
+    expect(existsSync(at('abc.blmk'))).toBe(true)
   })
+
+  test('a bloomkit snapshot is deleted whatever its kind, and also when damaged (that is how it is cleared)', async () => {
+    expect((await runCli(['build', at('keys.txt'), '--out', at('counting.blmk'), '--counting', ...sizing])).code).toBe(0)
+    const layered = await LayeredMemoryFilter.create({ capacity: 100, errorRate: 0.01, growth: 2 })
+    layered.addMany(['a', 'b'])
+    writeFileSync(at('layered.blmk'), layered.export())
+    const damaged = readFileSync(at('abc.blmk'))
+    writeFileSync(at('damaged.blmk'), damaged.subarray(0, damaged.length - 100))
+    for (const file of ['counting.blmk', 'layered.blmk', 'damaged.blmk']) {
+      const deleted = await runCli(['delete', at(file), '--yes'])
+      expect(deleted.stderr, file).toBe(`deleted ${at(file)}\n`)
+      expect(existsSync(at(file))).toBe(false)
+    }
+  })
+
+  test('a LevelDB of other data, or an empty one, is refused with the library\'s reason and kept; a layered or damaged filter folder is deleted', async () => {
+    // The `level` package as the LevelDB backend resolves it (the CLI itself does not depend on it).
+    const { Level } = (await import(createRequire(fileURLToPath(new URL('../../level-backend/package.json', import.meta.url))).resolve('level'))) as { Level: LevelClass }
+    const other = new Level(at('other-db'))
+    await other.put('user:1', 'Ada')
+    await other.close()
+    const empty = new Level(at('empty-db'))
+    await empty.open()
+    await empty.close()
+    for (const [db, why] of [
+      ['other-db', /is not a bloomkit filter: it holds other data \(first key "user:1"\)/],
+      ['empty-db', /no bloomkit filter here \(the database is empty\)/],
+    ] as const) {
+      const refused = await runCli(['delete', `level:${at(db)}`, '--yes'])
+      expectOneLineError(refused, /^bloomkit: level:.* is a LevelDB folder that does not open as a bloomkit filter \(remove it yourself if it is one you mean to delete\); not deleting it: .* \[CLI_TARGET\]/)
+      expect(refused.stderr).toMatch(why)
+      expect(existsSync(join(at(db), 'CURRENT'))).toBe(true)
+    }
+    const reopened = new Level(at('other-db'))
+    expect(await reopened.get('user:1')).toBe('Ada')
+    await reopened.close()
+    const scalable = await LevelBloomFilter.create(at('layered-db'), { capacity: 100, errorRate: 0.01, growth: 2 })
+    await scalable.addMany(['a', 'b'])
+    await scalable.close()
+    for (const db of ['lost-db', 'anchor-db']) expect((await runCli(['build', at('keys.txt'), '--out', `level:${at(db)}`, ...sizing])).code).toBe(0)
+    // Every record gone (LevelDB lost its log): BLOOM_DATA_LOST, which only a filter's folder gives.
+    for (const file of readdirSync(at('lost-db'))) if (/\.(log|ldb)$/.test(file)) rmSync(join(at('lost-db'), file))
+    expect((await runCli(['check', `level:${at('lost-db')}`, 'a'])).stderr).toMatch(/\[BLOOM_DATA_LOST\]/)
+    // bloomkit's anchor file damaged: BLOOM_CORRUPT_STORE, from a folder that holds bloomkit's anchor.
+    const anchor = join(at('anchor-db'), 'BLOOMKIT-ANCHOR')
+    writeFileSync(anchor, readFileSync(anchor).map((byte, i) => (i === 6 ? byte ^ 0xff : byte)))
+    expect((await runCli(['check', `level:${at('anchor-db')}`, 'a'])).stderr).toMatch(/\[BLOOM_CORRUPT_STORE\]/)
+    for (const db of ['layered-db', 'lost-db', 'anchor-db']) {
+      const deleted = await runCli(['delete', `level:${at(db)}`, '--yes'])
+      expect(deleted.stderr, db).toBe(`deleted level:${at(db)}\n`)
+      expect(existsSync(at(db))).toBe(false)
+    }
+  }, 180_000)
 })
 
 describe('debris of killed runs', () => {

@@ -1,14 +1,12 @@
-import { existsSync, statSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline/promises'
-import { BloomError } from '@bloomkit/core'
 import { Command } from 'commander'
-import { levelBackend, redisBackend } from '../backends.js'
+import { redisBackend } from '../backends.js'
+import { deletableFile, deletableLevel } from '../deletable.js'
 import { clearFileDebris, clearLevelDebris } from '../debris.js'
 import { CliError } from '../errors.js'
 import { integer } from '../flags.js'
-import { folderNotFile, requireName } from '../stores.js'
+import { requireName } from '../stores.js'
 import { closeRedis, connectRedis, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
 
 interface DeleteOptions {
@@ -21,7 +19,7 @@ interface DeleteOptions {
 export const deleteCommand = new Command('delete')
   .summary('delete a filter, and what killed builds left beside it')
   .description(
-    `Deletes the filter at <target>: a snapshot file, a LevelDB folder (only one that is a LevelDB folder and not open elsewhere), or a Redis filter's meta and shards (also one stuck in an import or rebuild). Temporary files and folders that killed builds left beside a file or folder are removed too. Asks first on a terminal; elsewhere pass --yes.`,
+    `Deletes the filter at <target>: a bloomkit snapshot file, a LevelDB folder that holds a bloomkit filter (and is not open elsewhere), or a Redis filter's meta and shards (also one stuck in an import or rebuild). Anything else (a key list, a text file, another program's database) is refused, named, before anything is asked or deleted. Temporary files and folders that killed builds left beside a file or folder are removed too. Asks first on a terminal; elsewhere pass --yes.`,
   )
   .argument('<target>', 'file.blmk, level:<folder>, redis://host:port[/db] or redis+cluster://host:port')
   .option('--name <filter>', 'the filter\'s name (Redis targets)')
@@ -40,9 +38,25 @@ Examples:
     const target = parseTarget(text, '<target>')
     refuseRedisFlags(command, target, { name: '--name', timeout: '--timeout' }, '<target>')
     const shown = target.kind === 'redis' ? `${redact(text)} (filter "${requireName(options.name)}")` : text
+    const say = (message: string) => options.quiet !== true && console.error(message)
+    if (target.kind === 'redis') {
+      // The library's destroy recognises a Redis filter by its meta hash, and refuses one that is not bloomkit's.
+      if (options.yes !== true) await confirm(`delete ${shown}?`)
+      say((await removeRedis(target, requireName(options.name), options)) ? `deleted ${shown}` : `nothing to delete at ${shown}`)
+      return
+    }
+    // What killed builds left beside the target goes first (a swap cut short is put back), then the
+    // target is recognised as a filter before anyone is asked: anything else is refused, named.
+    if (target.kind === 'file') await clearFileDebris(target.path)
+    else await clearLevelDebris(target.folder)
+    const found = target.kind === 'file' ? await deletableFile(target.path) : await deletableLevel(target.folder)
+    if (!found) {
+      say(`nothing to delete at ${shown} (temporary leftovers, if any, were removed)`)
+      return
+    }
     if (options.yes !== true) await confirm(`delete ${shown}?`)
-    const deleted = await remove(target, options)
-    if (options.quiet !== true) console.error(deleted ? `deleted ${shown}` : `nothing to delete at ${shown}${target.kind === 'redis' ? '' : ' (temporary leftovers, if any, were removed)'}`)
+    await rm(target.kind === 'file' ? target.path : target.folder, { recursive: target.kind === 'level', force: true })
+    say(`deleted ${shown}`)
   })
 
 async function confirm(question: string): Promise<void> {
@@ -56,45 +70,22 @@ async function confirm(question: string): Promise<void> {
   }
 }
 
-/** Deletes the filter; returns whether there was one. */
-async function remove(target: Target, options: DeleteOptions): Promise<boolean> {
-  if (target.kind === 'file') {
-    await clearFileDebris(target.path)
-    if (!existsSync(target.path)) return false
-    if (statSync(target.path).isDirectory()) throw folderNotFile(target.path)
-    await rm(target.path)
-    return true
-  }
-  if (target.kind === 'level') {
-    await clearLevelDebris(target.folder)
-    if (!existsSync(target.folder)) return false
-    await checkLevelFolder(target.folder)
-    await rm(target.folder, { recursive: true, force: true })
-    return true
-  }
-  const name = requireName(options.name)
+/**
+ * Deletes the Redis filter `name` (any state, also one stuck in an import or rebuild); returns
+ * whether there was one. A key under the name itself (`--name` given a Redis key that is not a
+ * filter) is refused by name rather than reported as nothing to delete.
+ */
+async function removeRedis(target: Target & { kind: 'redis' }, name: string, options: DeleteOptions): Promise<boolean> {
   const client = await connectRedis(target, options)
   try {
     const { RedisBloomFilter } = await redisBackend()
-    return await RedisBloomFilter.destroy(client, name, { timeout: options.timeout })
+    if (await RedisBloomFilter.destroy(client, name, { timeout: options.timeout })) return true
+    const type = String(await client.type(name))
+    if (type !== 'none') {
+      throw new CliError('CLI_TARGET', `${redact(target.url)}: "${name}" is a Redis ${type}, not a bloomkit filter (no filter of that name); nothing deleted`)
+    }
+    return false
   } finally {
     await closeRedis(client)
-  }
-}
-
-/**
- * Refuses to delete a folder that is not a LevelDB folder (a typo must not remove a home folder)
- * or that another process has open. A LevelDB folder that does not open as a filter (a
- * half-imported one) may be deleted: that is how it is cleared.
- */
-async function checkLevelFolder(folder: string): Promise<void> {
-  if (!statSync(folder).isDirectory() || !existsSync(join(folder, 'CURRENT'))) {
-    throw new CliError('CLI_TARGET', `level:${folder} is not a LevelDB folder; not deleting it`)
-  }
-  const { LevelBloomFilter } = await levelBackend()
-  try {
-    await (await LevelBloomFilter.open(folder)).close()
-  } catch (error) {
-    if (error instanceof BloomError && error.code === 'BLOOM_LOCKED') throw error
   }
 }
