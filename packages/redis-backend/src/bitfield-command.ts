@@ -1,32 +1,12 @@
 import { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { Command } from 'ioredis'
+import type { Command } from 'ioredis'
 import { dataLost, storeError } from './errors.js'
 import { addArguments, addValue } from './feed.js'
 import type { Generation, ShardGenerations } from './generations.js'
-import { Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
+import { PreEncodedCommand } from './wire/pre-encoded-command.js'
+import { bulkString, Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './wire/resp-writer.js'
 import { DISCARD_UNMARKED, SET_LIVE_AND_NEXT } from './scripts.js'
-
-/**
- * An ioredis command whose RESP bytes are written by us, in one buffer, rather than by ioredis
- * from an argument array. A BITFIELD of 1 000 keys × 7 bits has 28 000 arguments; encoding them
- * here costs a few ns each (no strings, no per-argument objects), while ioredis's generic path
- * costs ~100 ns each and made the client the bottleneck. ioredis's own `Script` overrides
- * `toWritable` the same way. The key is still passed as the argument, so Cluster routing,
- * MOVED/ASK redirects and retries work as for any command.
- */
-class PreEncodedCommand extends Command {
-  private readonly encoded: Buffer
-
-  constructor(name: string, key: string, encoded: Buffer) {
-    super(name, [key])
-    this.encoded = encoded
-  }
-
-  override toWritable(): Buffer {
-    return this.encoded
-  }
-}
 
 /** Each bit's operation before its position: `SET u1 ` or `GET u1 `. */
 const SET_U1 = new Bytes('$3\r\nSET\r\n$2\r\nu1\r\n')
@@ -61,16 +41,6 @@ export function bitfieldCommand(
   const buffer = Buffer.allocUnsafe(bitfieldBytes(keyBulk, (to - from) * hashes))
   const end = writeBitfield(buffer, viewOf(buffer), 0, set, keyBulk, markerOffset, positions, hashes, keys, from, to)
   return new PreEncodedCommand(name, key, buffer.subarray(0, end))
-}
-
-/** `text` as the RESP of a bulk string: `$<bytes>\r\n<text>\r\n`. */
-export function bulkText(text: string): string {
-  return `$${Buffer.byteLength(text)}\r\n${text}\r\n`
-}
-
-/** `key` as a RESP bulk string, ready to write: {@link bulkText} as {@link Bytes}. */
-export function bulkString(key: string): Bytes {
-  return new Bytes(bulkText(key))
 }
 
 /** The most bytes {@link writeBitfield} writes for `bits` bit operations on the key `keyBulk`, with its slack. */

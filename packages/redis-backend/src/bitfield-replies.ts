@@ -1,13 +1,12 @@
 // The replies of the BITFIELD commands a batch connection sent (direct-batch.ts), read in place.
 import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { lineInteger, replyEnd } from './batch-connection.js'
+import { lineInteger, replyEnd, errorText, isRedirected, next } from './wire/resp-reader.js'
 import { copyToNext, discardUnmarked, sendBitfield, sentBits } from './bitfield-command.js'
 import type { Part } from './direct-parts.js'
 import { dataLost, storeError } from './errors.js'
 import type { ShardGenerations } from './generations.js'
 import { FED_REPLIES } from './feed-commands.js'
-import { errorText, isRedirected, next } from './resp-reader.js'
 
 /**
  * Reads the replies of BITFIELD (`set`) or BITFIELD_RO commands, one per part of `commands`, from

@@ -6,18 +6,18 @@
 // stays in one slot), or BITFIELD's leading `GET u32`; an add sending only missing bits reads
 // them without MULTI/EXEC, its guard standing in for the transaction (see DirectBatches.send).
 import type { PositionBatch } from '@bloomkit/core/store'
-import { bitfieldBytes, bulkString, bulkText, sendBitfield, writeBitfield } from './bitfield-command.js'
+import { bitfieldBytes, sendBitfield, writeBitfield } from './bitfield-command.js'
+import { bulkString, bulkText, Bytes, EXEC, MULTI, putBulkNumber, SLACK_BYTES, viewOf } from './wire/resp-writer.js'
 import { readBitfieldReplies } from './bitfield-replies.js'
 import { readBlockReplies } from './block-replies.js'
 import { BLOCK_BYTES } from './block-read.js'
-import type { BatchConnection, BatchConnections, Replies } from './batch-connection.js'
+import type { BatchConnection, BatchConnections, Replies } from './wire/batch-connection.js'
 import { FeedCommands, FED_REPLIES } from './feed-commands.js'
 import { NO_CONNECTION, type Part, chunksOf } from './direct-parts.js'
 import type { ShardGenerations } from './generations.js'
 import { slotOf } from './key-names.js'
 import { CHECKED_FIELDS } from './meta.js'
-import { hmgetValues } from './resp-reader.js'
-import { Bytes, EXEC, MULTI, putBulkNumber, SLACK_BYTES, viewOf } from './resp-writer.js'
+import { hmgetValues } from './wire/resp-reader.js'
 
 const GETRANGE = new Bytes('*4\r\n$8\r\nGETRANGE\r\n')
 /** The most bytes of a GETRANGE besides its key: the command and two numbers. */

@@ -5,7 +5,7 @@ import { callRedis, dataLost } from './errors.js'
 import type { KeyNames } from './key-names.js'
 import { resetValue } from './feed.js'
 import { CHECKED_FIELDS, checkedValues, dropMeta, formatOf, unlockMeta } from './meta.js'
-import type { RedisClient } from './options.js'
+import type { RedisClient } from './wire/client.js'
 import { SET_MARKER, SWAP_SHARD } from './scripts.js'
 
 /** Bytes per SETRANGE/GETRANGE when writing or reading a shard's bits. */

@@ -3,7 +3,8 @@ import { SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/
 import { ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
-import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisClient, type RedisReplaceOptions } from './options.js'
+import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisReplaceOptions } from './options.js'
+import { type RedisClient } from './wire/client.js'
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
 import { LOCK_META } from './scripts.js'
 

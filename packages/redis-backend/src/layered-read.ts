@@ -14,7 +14,7 @@ import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import { markerBytes } from './generations.js'
 import { CHECKED_FIELDS, checkedValues } from './meta.js'
-import { corkWrites, type RedisClient } from './options.js'
+import { corkWrites, type RedisClient } from './wire/client.js'
 import { runScript } from './scripts.js'
 import { MAX_SCAN_BYTES } from './whole-shard.js'
 

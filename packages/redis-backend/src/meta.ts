@@ -4,7 +4,7 @@ import { callRedis } from './errors.js'
 import { FEED_STORE_FORMAT, MAX_FEED_LENGTH } from './feed.js'
 import { badField, storedInteger } from './stored-numbers.js'
 import type { ShardGenerations } from './generations.js'
-import type { RedisClient } from './options.js'
+import type { RedisClient } from './wire/client.js'
 import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
 
 const { schemeOf } = hashSchemes

@@ -6,22 +6,8 @@ import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOpti
 import { callRedis } from './errors.js'
 import { checkName, KeyNames } from './key-names.js'
 import { createMeta, decodeMeta, lockMeta, metaFields, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
-import {
-  checkClient,
-  checkRedisOptions,
-  checkRedisParameters,
-  checkRebuildOptions,
-  feedLengthOf,
-  sizeRedisFilter,
-  timeoutOf,
-  ttlMsOf,
-  type RebuildOptions,
-  type RedisClient,
-  type RedisCreateOptions,
-  type RedisFilterOptions,
-  type RedisReplaceOptions,
-  type RedisNewFilterOptions,
-} from './options.js'
+import { checkClient, type RedisClient } from './wire/client.js'
+import { checkRedisOptions, checkRedisParameters, checkRebuildOptions, feedLengthOf, sizeRedisFilter, timeoutOf, ttlMsOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
 import { rebuild } from './rebuild.js'
 import { leftoverKeys } from './resize.js'
 import { RedisBitStore } from './redis-bit-store.js'

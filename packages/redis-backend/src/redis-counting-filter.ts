@@ -4,20 +4,8 @@ import { ShardGenerations } from './generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { checkName, KeyNames } from './key-names.js'
 import { createMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta } from './meta.js'
-import {
-  checkClient,
-  checkRedisOptions,
-  checkRedisParameters,
-  refuseFeed,
-  sizeRedisFilter,
-  timeoutOf,
-  ttlMsOf,
-  type RedisClient,
-  type RedisCreateOptions,
-  type RedisFilterOptions,
-  type RedisReplaceOptions,
-  type RedisNewFilterOptions,
-} from './options.js'
+import { checkClient, type RedisClient } from './wire/client.js'
+import { checkRedisOptions, checkRedisParameters, refuseFeed, sizeRedisFilter, timeoutOf, ttlMsOf, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
 import { RedisCounterStore } from './redis-counter-store.js'
 
 /** Bits per counter in Redis: `BITFIELD … u4`. */

@@ -3,7 +3,7 @@ import { callRedis } from './errors.js'
 import { forEachLimited, ShardGenerations } from './generations.js'
 import { KeyNames } from './key-names.js'
 import { CHECKED_FIELDS, checkedValues, formatOf, metaCheck, randomEpoch } from './meta.js'
-import type { RedisClient } from './options.js'
+import type { RedisClient } from './wire/client.js'
 
 // An import over a filter with other parameters (docs/SPEC.md 9.6, "Replacing parameters"): other
 // bits, hashes, shards, seed or layout mean other shard keys and another meta, so the new filter is

@@ -4,7 +4,7 @@
 // values (4 bytes each) that are acceptable; a shard key without one of them is lost.
 import { callRedis } from './errors.js'
 import { ADD_FIELD, RESET_FEED_LUA } from './feed.js'
-import type { RedisClient } from './options.js'
+import type { RedisClient } from './wire/client.js'
 
 /**
  * Runs a script by EVALSHA, and once more in full by EVAL when the server does not know it yet

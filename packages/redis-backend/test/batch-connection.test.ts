@@ -4,7 +4,7 @@ import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { startRedisServer, type RedisServerHandle } from '../../../test-support/redis-servers.js'
 import { clusterClient, commandsOf, standaloneClient, uniqueName } from './support/clients.js'
-import { replyEnd } from '../src/batch-connection.js'
+import { replyEnd } from '../src/wire/resp-reader.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()

@@ -6,7 +6,7 @@ import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import type { FilterParameters } from '@bloomkit/core'
 import { clusterClient, namesOf, PATHS, standaloneClient, uniqueName } from './support/clients.js'
 import { allFeeds, bitsOnlyIn, replay, serverBits } from './support/feeds.js'
-import type { RedisClient } from '../src/options.js'
+import type { RedisClient } from '../src/wire/client.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()

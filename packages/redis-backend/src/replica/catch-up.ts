@@ -6,7 +6,7 @@
 import { decodeFeedEntry } from '../feed.js'
 import type { ShardGenerations } from '../generations.js'
 import { CHECKED_FIELDS } from '../meta.js'
-import { isCluster } from '../options.js'
+import { isCluster } from '../wire/client.js'
 import { runScript } from '../scripts.js'
 import type { ReplicaShards } from './replica-shards.js'
 import { CATCH_UP } from './replica-scripts.js'

@@ -5,7 +5,7 @@
 // which only a catch-up does). A Cluster refuses XREAD across slots, so there it polls: a barrier
 // over every loaded shard, again soon while entries arrive, less often while none do.
 import type { ShardGenerations } from '../generations.js'
-import { isCluster } from '../options.js'
+import { isCluster } from '../wire/client.js'
 import type { Barriers } from './barriers.js'
 import type { ReplicaShards } from './replica-shards.js'
 

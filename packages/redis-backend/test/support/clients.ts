@@ -2,7 +2,7 @@ import { Cluster, Redis } from 'ioredis'
 import { expect, inject, vi } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { KeyNames } from '../../src/key-names.js'
-import type { RedisClient } from '../../src/options.js'
+import type { RedisClient } from '../../src/wire/client.js'
 
 /**
  * Client options that never hang: a command fails fast while the server is down (the store's

@@ -6,7 +6,7 @@ import { layeredBatch, SET_BITS, shardBytesOf, testOrSetBatch } from '@bloomkit/
 import { expect } from 'vitest'
 import { decodeFeedEntry, type FeedEntry } from '../../src/feed.js'
 import type { KeyNames } from '../../src/key-names.js'
-import type { RedisClient } from '../../src/options.js'
+import type { RedisClient } from '../../src/wire/client.js'
 
 const { layerBatch } = layeredBatch
 

@@ -78,3 +78,13 @@ export function putBulkNumber(view: DataView, buffer: Uint8Array, at: number, va
 export function viewOf(buffer: Uint8Array): DataView {
   return new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength)
 }
+
+/** `text` as the RESP of a bulk string: `$<bytes>\r\n<text>\r\n`. */
+export function bulkText(text: string): string {
+  return `$${Buffer.byteLength(text)}\r\n${text}\r\n`
+}
+
+/** `key` as a RESP bulk string, ready to write: {@link bulkText} as {@link Bytes}. */
+export function bulkString(key: string): Bytes {
+  return new Bytes(bulkText(key))
+}

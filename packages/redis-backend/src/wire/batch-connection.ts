@@ -5,7 +5,8 @@
 // received bytes. The connection itself is opened by ioredis, with the user's own options
 // (`duplicate()`: address, TLS, AUTH, database, sentinels), and handed over once it is ready.
 import { BloomError } from '@bloomkit/core'
-import { corkWrites, isCluster, masterOfSlot, type RedisClient } from './options.js'
+import { corkWrites, isCluster, masterOfSlot, type RedisClient } from './client.js'
+import { replyEnd } from './resp-reader.js'
 
 /** What one request's replies arrived as: `data[start … end)` holds them all, in order. */
 export interface Replies {
@@ -22,62 +23,6 @@ interface Pending {
   readonly resolve: (replies: Replies) => void
   readonly reject: (error: unknown) => void
   readonly timer: ReturnType<typeof setTimeout> | undefined
-}
-
-/** The byte after the CRLF that ends the line starting at `at`, or −1 if it has not all arrived. */
-function lineEnd(data: Buffer, at: number): number {
-  // A loop, not indexOf: lines are a few bytes, and a native call per reply costs more.
-  const length = data.length
-  let cr = at
-  while (cr < length && data[cr] !== 0x0d) cr++
-  return cr + 1 >= length ? -1 : cr + 2
-}
-
-/** The integer on the RESP line starting at `at` (after its type byte). */
-export function lineInteger(data: Buffer, at: number): number {
-  let i = at + 1
-  let negative = false
-  if (data[i] === 0x2d) {
-    negative = true
-    i++
-  }
-  let value = 0
-  for (let c = data[i]; c !== 0x0d; c = data[++i]) value = value * 10 + c - 0x30
-  return negative ? -value : value
-}
-
-/**
- * The end of the RESP reply that starts at `at`, or −1 if it has not all arrived. RESP2 and the
- * RESP3 types a client with `protocol: 3` may receive for the commands sent here.
- */
-export function replyEnd(data: Buffer, at: number): number {
-  if (at >= data.length) return -1
-  const type = data[at]
-  const next = lineEnd(data, at)
-  if (next < 0) return -1
-  switch (type) {
-    case 0x24: // $ bulk string
-    case 0x3d: // = verbatim string
-    case 0x21: {
-      // ! bulk error
-      const length = lineInteger(data, at)
-      if (length < 0) return next
-      const end = next + length + 2
-      return end <= data.length ? end : -1
-    }
-    case 0x2a: // * array
-    case 0x7e: // ~ set
-    case 0x3e: // > push
-    case 0x25: {
-      // % map
-      const count = lineInteger(data, at) * (type === 0x25 ? 2 : 1)
-      let end = next
-      for (let i = 0; i < count && end >= 0; i++) end = replyEnd(data, end)
-      return end
-    }
-    default: // + - : _ , # ( : one line
-      return next
-  }
 }
 
 /** Options that make a duplicate a plain connection: no retries, no queue, no reconnection. */
