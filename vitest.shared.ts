@@ -6,7 +6,7 @@ const root = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 /** Tests import the packages' sources, so they run without a build and stack traces point at .ts files. */
 export const alias: { find: RegExp; replacement: string }[] = [
   { find: /^@bloomkit\/core\/testing$/, replacement: root('./packages/core/src/testing/index.ts') },
-  { find: /^@bloomkit\/core\/store$/, replacement: root('./packages/core/src/store.ts') },
+  { find: /^@bloomkit\/core\/store$/, replacement: root('./packages/core/src/store/index.ts') },
   { find: /^@bloomkit\/core\/spec$/, replacement: root('./packages/core/src/spec.ts') },
   { find: /^@bloomkit\/core$/, replacement: root('./packages/core/src/index.ts') },
   { find: /^@bloomkit\/memory-backend\/counting$/, replacement: root('./packages/memory-backend/src/counting.ts') },

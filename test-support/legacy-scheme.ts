@@ -1,7 +1,7 @@
 // Core's sources by path: test-support is outside the packages, where '@bloomkit/core' resolves.
 import { BloomFilter, sizeFilter, type FilterParameters } from '../packages/core/src/index.js'
 import { fillPositions, shardOf } from '../packages/core/src/spec.js'
-import { createKeyHasher, decodeSnapshot, KeyHasher } from '../packages/core/src/store.js'
+import { createKeyHasher, decodeSnapshot, KeyHasher } from '../packages/core/src/store/index.js'
 import { ReferenceBitStore } from '../packages/core/src/testing/index.js'
 
 /** What the legacy filter was created with: `create` with these options today sizes the same bits. */

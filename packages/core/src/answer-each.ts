@@ -1,5 +1,5 @@
 import { checkKeys } from './errors.js'
-import type { BloomKey } from './key-hasher.js'
+import type { BloomKey } from './hashing/key-hasher.js'
 
 /**
  * `answer` for each key, in order: a synchronous filter's `addMany`/`hasMany`. An array's answers

@@ -1,5 +1,5 @@
 import type { FilterParameters } from './parameters.js'
-import type { PositionBatch } from './position-batch.js'
+import type { PositionBatch } from './bits/position-batch.js'
 
 /** `T` for a synchronous store, `Promise<T>` for an asynchronous one. */
 export type Outcome<Sync extends boolean, T> = Sync extends true ? T : Promise<T>

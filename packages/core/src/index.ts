@@ -5,11 +5,11 @@
  * suites are in `@bloomkit/core/testing`.
  */
 export { BloomFilter } from './bloom-filter.js'
-export { CountingBloomFilter, type CounterReport } from './counting-bloom-filter.js'
-export { LayeredFilter, type LayeredFilterOptions } from './layered-filter.js'
+export { CountingBloomFilter, type CounterReport } from './counting/counting-bloom-filter.js'
+export { LayeredFilter, type LayeredFilterOptions } from './layered/layered-filter.js'
 export type { Outcome } from './bit-store.js'
 export { BloomError, isBloomError, type BloomErrorCode } from './errors.js'
-export type { BloomKey } from './key-hasher.js'
+export type { BloomKey } from './hashing/key-hasher.js'
 export { MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters, type FilterParametersInput, type HashScheme } from './parameters.js'
 export {
   BLOCKED_MAX_OVERHEAD,
@@ -20,6 +20,6 @@ export {
   type CapacityOptions,
   type Dimensions,
   type ErrorRateOptions,
-  type SizingOptions,
 } from './sizing.js'
-export type { LayeredOptions, LayerInfo, RotatingOptions, ScalableOptions, WindowOptions } from './layer-policy.js'
+export type { LayerInfo } from './layered/layer-policy.js'
+export type { LayeredOptions, RotatingOptions, ScalableOptions, SizingOptions, WindowOptions } from './options.js'

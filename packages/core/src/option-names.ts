@@ -1,8 +1,7 @@
 import { BloomError, describe } from './errors.js'
 import { OPTION_VALUES } from './option-values.js'
-import type { RotatingOptions, ScalableOptions } from './layer-policy.js'
+import type { RotatingOptions, ScalableOptions, SizingOptions } from './options.js'
 import type { FilterParametersInput } from './parameters.js'
-import type { SizingOptions } from './sizing.js'
 
 // A typo in an option name (`capcity`, `countng`) would silently leave a default in place:
 // JavaScript callers, and TypeScript callers passing a config object held in a variable, get no

@@ -1,5 +1,5 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
-import type { LayeredOptions } from './layer-policy.js'
+import type { LayeredOptions } from './options.js'
 import { checkLayout, checkScheme, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS } from './parameters.js'
 
 // The one home of what each option core defines may hold. An option left out is `undefined`, and

@@ -1,5 +1,5 @@
 import { BloomError, checkInteger, invalidParameter } from './errors.js'
-import { BLOCK_BITS } from './positions.js'
+import { BLOCK_BITS } from './bits/positions.js'
 
 /** The most bits one shard holds: 2^32, which is also a Redis string's limit (512 MiB). */
 export const MAX_SHARD_BITS = 2 ** 32

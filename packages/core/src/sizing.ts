@@ -2,7 +2,8 @@ import { checkInteger, invalidParameter } from './errors.js'
 import { checkOptionNames } from './option-names.js'
 import { checkErrorRate } from './option-values.js'
 import { checkLayout, HASH_SCHEMES, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
-import { BLOCK_BITS } from './positions.js'
+import type { SizingOptions } from './options.js'
+import { BLOCK_BITS } from './bits/positions.js'
 
 /** What a filter should hold: how many distinct keys, at what false-positive rate. */
 export interface CapacityOptions {
@@ -260,33 +261,6 @@ function exactProbeRate(bits: number, hashes: number, keys: number): number {
   table.low = low
   table.high = high
   return rates[keys]
-}
-
-/** Options that size a new filter. */
-export interface SizingOptions {
-  /** The number of distinct keys the filter is sized for; a positive safe integer. */
-  readonly capacity: number
-  /** The target false-positive probability at `capacity` keys, in (0, 1). */
-  readonly errorRate: number
-  /**
-   * How many shards to split the bits into, from 1 to 65 536. Default: as few as keep each shard
-   * at most 2^32 bits. More shards are sized up so that the error rate stays on target.
-   */
-  readonly shards?: number
-  /**
-   * Seed of the key hash, an unsigned 32-bit integer. `sizeFilter` reports the seed it is given
-   * (0 when none). A backend's `create` without a seed picks a random secret one
-   * (`crypto.getRandomValues`), so an attacker cannot aim keys at a chosen absent key's bits; pass
-   * a fixed seed (e.g. 0) when two services must build the same filter independently, or for test
-   * vectors.
-   */
-  readonly seed?: number
-  /**
-   * Where a key's bits go; see {@link BitLayout}. Default: `'blocked'` when it needs at most
-   * {@link BLOCKED_MAX_OVERHEAD} more bits than classic for the same error rate (error rates down
-   * to about 0.1 %), otherwise `'classic'`.
-   */
-  readonly layout?: BitLayout
 }
 
 /**

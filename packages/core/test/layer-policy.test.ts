@@ -3,7 +3,7 @@ import { prop } from '../../../test-support/property-test.js'
 import { describe, expect, test as plainTest } from 'vitest'
 import { estimateErrorRate } from '@bloomkit/core'
 import { layerPolicies } from '@bloomkit/core/store'
-import { windowOf } from '../src/layer-policy.js'
+import { windowOf } from '../src/layered/layer-policy.js'
 
 const { layerCapacity, layerErrorRate, layerParameters, layerPolicyOf } = layerPolicies
 

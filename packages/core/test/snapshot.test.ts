@@ -3,7 +3,7 @@ import { prop } from '../../../test-support/property-test.js'
 import { describe, expect, test } from 'vitest'
 import { BloomFilter, type FilterParameters } from '@bloomkit/core'
 import { crc32, createKeyHasher, decodeSnapshot, snapshotFormat, SnapshotReader } from '@bloomkit/core/store'
-import { snapshotBytes } from '../src/snapshot.js'
+import { snapshotBytes } from '../src/format/snapshot.js'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
 
 const { decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES } = snapshotFormat

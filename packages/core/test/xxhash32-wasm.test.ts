@@ -7,7 +7,7 @@ import xxhash from 'xxhash-wasm'
 import { KeyHasher } from '@bloomkit/core/store'
 import { compileWasmXxh32, LANE_B_SEED_XOR, WASM_MIN_BYTE_LENGTH, WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
 
-// Core's WebAssembly XXH32 (src/xxhash32.wat) against xxhash-wasm, an independent build of the
+// Core's WebAssembly XXH32 (src/hashing/xxhash32.wat) against xxhash-wasm, an independent build of the
 // reference C code. Called directly: on Node 20 core keeps WebAssembly off its hot path (see
 // wasmHashingSafe), and Chromium (memory-browser, no-wasm tests) runs it from KeyHasher.
 
@@ -30,12 +30,12 @@ const seeds = fc.integer({ min: 0, max: 0xffffffff })
 
 describe('WebAssembly XXH32', () => {
   test('the committed bytes are the .wat compiled (run scripts/build-wasm.mjs after editing it)', async () => {
-    const source = readFileSync(new URL('../src/xxhash32.wat', import.meta.url), 'utf8')
+    const source = readFileSync(new URL('../src/hashing/xxhash32.wat', import.meta.url), 'utf8')
     const module = (await wabt()).parseWat('xxhash32.wat', source)
     module.validate()
     const compiled = Buffer.from(module.toBinary({ log: false, write_debug_names: false }).buffer).toString('base64')
     module.destroy()
-    const generated = readFileSync(new URL('../src/xxhash32-wasm-bytes.ts', import.meta.url), 'utf8')
+    const generated = readFileSync(new URL('../src/hashing/xxhash32-wasm-bytes.ts', import.meta.url), 'utf8')
     expect(/'([A-Za-z0-9+/=]+)'/.exec(generated)?.[1]).toBe(compiled)
   })
 

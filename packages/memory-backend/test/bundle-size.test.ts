@@ -31,7 +31,7 @@ async function bundle(contents: string) {
     alias: {
       '@bloomkit/memory-backend/layered': packages('memory-backend/src/layered.ts'),
       '@bloomkit/memory-backend': packages('memory-backend/src/index.ts'),
-      '@bloomkit/core/store': packages('core/src/store.ts'),
+      '@bloomkit/core/store': packages('core/src/store/index.ts'),
       '@bloomkit/core': packages('core/src/index.ts'),
     },
   })

@@ -5,7 +5,7 @@ import { describe, expect, test as plainTest } from 'vitest'
 import { BloomError, estimateErrorRate, type BloomKey } from '@bloomkit/core'
 import { crc32, layeredFormat, snapshotFormat } from '@bloomkit/core/store'
 // Not for backends, so not in @bloomkit/core/store: the test reads core's own rule.
-import { compoundErrorRate } from '../../core/src/layer-policy.js'
+import { compoundErrorRate } from '../../core/src/layered/layer-policy.js'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { chernoffInterval } from '../../../test-support/chernoff.js'

@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, expect, inject, test } from 'vitest'
 import { layeredFormat } from '@bloomkit/core/store'
 // Not for backends, so not in @bloomkit/core/store: the test reads core's own rule.
-import { compoundErrorRate } from '../../core/src/layer-policy.js'
+import { compoundErrorRate } from '../../core/src/layered/layer-policy.js'
 import { estimateErrorRate } from '@bloomkit/core'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { CHERNOFF_EPSILON } from '../../../test-support/chernoff.js'

@@ -4,7 +4,7 @@ import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { layerPolicies } from '@bloomkit/core/store'
 // Not for backends, so not in @bloomkit/core/store: the test reads core's own window rule.
-import { windowOf } from '../../core/src/layer-policy.js'
+import { windowOf } from '../../core/src/layered/layer-policy.js'
 import { KeyNames, slotOf } from '../src/key-names.js'
 import { markerBytes } from '../src/generations.js'
 import { CHECKED_FIELDS, metaCheck } from '../src/meta.js'

@@ -1,8 +1,8 @@
 import { BloomFilter } from '../bloom-filter.js'
 import { BloomError } from '../errors.js'
-import { createKeyHasher, type BloomKey } from '../key-hasher.js'
+import { createKeyHasher, type BloomKey } from '../hashing/key-hasher.js'
 import { sameParameters, type FilterParameters } from '../parameters.js'
-import { decodeSnapshot } from '../snapshot.js'
+import { decodeSnapshot } from '../format/snapshot.js'
 import { ReferenceBitStore } from './reference-bit-store.js'
 import { caught, check, checkBytes, type TestFunction } from './suite-support.js'
 

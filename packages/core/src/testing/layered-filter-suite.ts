@@ -1,7 +1,7 @@
 import { BloomError } from '../errors.js'
-import type { BloomKey } from '../key-hasher.js'
-import type { LayeredFilter } from '../layered-filter.js'
-import type { LayeredOptions, RotatingOptions } from '../layer-policy.js'
+import type { BloomKey } from '../hashing/key-hasher.js'
+import type { LayeredFilter } from '../layered/layered-filter.js'
+import type { LayeredOptions, RotatingOptions } from '../options.js'
 import { layeredWindowTests, type WithFilters } from './layered-window-tests.js'
 import { caught, check, type TestFunction } from './suite-support.js'
 

@@ -1,8 +1,9 @@
-import { crc32 } from '../crc32.js'
+import { crc32 } from '../format/crc32.js'
 import { BloomError } from '../errors.js'
-import type { BloomKey } from '../key-hasher.js'
-import type { LayeredFilter } from '../layered-filter.js'
-import { maxWindow, type LayeredOptions, type LayerPolicy, type RotatingOptions } from '../layer-policy.js'
+import type { BloomKey } from '../hashing/key-hasher.js'
+import type { LayeredFilter } from '../layered/layered-filter.js'
+import { maxWindow, type LayerPolicy } from '../layered/layer-policy.js'
+import type { LayeredOptions, RotatingOptions } from '../options.js'
 import { caught, check } from './suite-support.js'
 
 /** How {@link layeredFilterSuite} registers a test: a title, and a body given its filter makers (each closed after). */

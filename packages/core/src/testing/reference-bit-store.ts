@@ -1,7 +1,7 @@
 import type { BitStore, BitStoreCapabilities } from '../bit-store.js'
 import { BloomError } from '../errors.js'
 import { checkParameters, shardBytesOf, type FilterParameters, type FilterParametersInput } from '../parameters.js'
-import type { PositionBatch } from '../position-batch.js'
+import type { PositionBatch } from '../bits/position-batch.js'
 
 /**
  * The simplest correct store: a Set of bit numbers per shard, asynchronous like a remote store.

@@ -1,9 +1,9 @@
-import { addCounters, counterBatch, countCounters } from '../counter-kernels.js'
-import type { CounterStore } from '../counting-bloom-filter.js'
+import { addCounters, counterBatch, countCounters } from '../counting/counter-kernels.js'
+import type { CounterStore } from '../counting/counting-bloom-filter.js'
 import type { BitStoreCapabilities } from '../bit-store.js'
 import { BloomError } from '../errors.js'
 import { checkParameters, shardBytesOf, type FilterParameters, type FilterParametersInput } from '../parameters.js'
-import type { PositionBatch } from '../position-batch.js'
+import type { PositionBatch } from '../bits/position-batch.js'
 
 /**
  * A plain, asynchronous {@link CounterStore} over one `Uint8Array` of counters, through core's

@@ -1,4 +1,4 @@
-import { PositionBatch } from '../position-batch.js'
+import { PositionBatch } from '../bits/position-batch.js'
 import { shardBitsOf, type FilterParameters } from '../parameters.js'
 
 /** The test runner's `test` (vitest, node:test, …): only its name-and-body form is used. */

@@ -12,7 +12,10 @@ function transpileTree(from: string, to: string, rewrite: (code: string) => stri
   mkdirSync(to, { recursive: true })
   for (const entry of readdirSync(from, { withFileTypes: true })) {
     const source = join(from, entry.name)
-    if (entry.isDirectory()) continue
+    if (entry.isDirectory()) {
+      transpileTree(source, join(to, entry.name), rewrite)
+      continue
+    }
     if (!entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) continue
     const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
@@ -31,7 +34,7 @@ export function buildForChild(): { root: string; entry: string; remove: () => vo
   const modules = join(root, 'node_modules')
   const coreOut = join(modules, '@bloomkit', 'core')
   transpileTree(join(coreRoot, 'src'), coreOut, (code) => code)
-  writeFileSync(join(coreOut, 'package.json'), JSON.stringify({ name: '@bloomkit/core', type: 'module', exports: { '.': './index.js', './store': './store.js', './spec': './spec.js' } }))
+  writeFileSync(join(coreOut, 'package.json'), JSON.stringify({ name: '@bloomkit/core', type: 'module', exports: { '.': './index.js', './store': './store/index.js', './spec': './spec.js' } }))
   symlinkSync(join(packageRoot, 'node_modules', 'level'), join(modules, 'level'), 'dir')
   transpileTree(join(packageRoot, 'src'), join(root, 'level'), (code) => code)
   writeFileSync(join(root, 'package.json'), JSON.stringify({ type: 'module' }))

@@ -1,10 +1,10 @@
-import { BloomError } from './errors.js'
-import type { KeyHasher, BloomKey } from './key-hasher.js'
+import { BloomError } from '../errors.js'
+import type { KeyHasher, BloomKey } from '../hashing/key-hasher.js'
 import { hashPairs, layerBatch } from './layered-batch.js'
 import type { LayerPolicy } from './layer-policy.js'
 import type { LayerStorage, StoredLayer } from './layer-storage.js'
-import { PositionBatch } from './position-batch.js'
-import { positionsOf, shardOf } from './positions.js'
+import { PositionBatch } from '../bits/position-batch.js'
+import { positionsOf, shardOf } from '../bits/positions.js'
 
 /** Helpers of core's LayeredFilter (layered-filter.ts): the sync/async step runner and per-layer probes. */
 

@@ -1,14 +1,15 @@
-import type { BitStore, Outcome } from './bit-store.js'
-import { BloomFilter, type BatchOperation } from './bloom-filter.js'
-import { shardRanges } from './chunks.js'
+import type { BitStore, Outcome } from '../bit-store.js'
+import { BloomFilter, type BatchOperation } from '../bloom-filter.js'
+import { shardRanges } from '../format/chunks.js'
 import { COUNTER_BITS, plainBitsOf } from './counter-kernels.js'
-import { crc32 } from './crc32.js'
-import { BloomError, checkKeys, closedError } from './errors.js'
-import type { BloomKey, KeyHasher } from './key-hasher.js'
-import { assertSameParameters, shardBytesOf, type FilterParameters } from './parameters.js'
-import { itemsFromSetBits } from './sizing.js'
-import { COUNTING_SNAPSHOT_VERSION, encodeSnapshotHeader, snapshotBytes, trailer, type SnapshotHeader } from './snapshot.js'
-import { syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
+import { crc32 } from '../format/crc32.js'
+import { BloomError, checkKeys, closedError } from '../errors.js'
+import type { BloomKey, KeyHasher } from '../hashing/key-hasher.js'
+import { assertSameParameters, shardBytesOf, type FilterParameters } from '../parameters.js'
+import { itemsFromSetBits } from '../sizing.js'
+import { encodeCountingHeader } from '../format/counting-snapshot.js'
+import { encodeSnapshotHeader, snapshotBytes, trailer } from '../format/snapshot.js'
+import { syncAsyncOfBoth, type SyncAsync } from '../sync-async.js'
 
 /**
  * Where a counting filter's counters live: a {@link BitStore} whose positions hold 4-bit counters
@@ -31,7 +32,7 @@ export interface CounterStore<Sync extends boolean = boolean> extends BitStore<S
    * that is below 15 (a saturated counter stays at 15 for good) and sets `out[i]` to 1; where
    * any is 0, changes nothing and sets `out[i]` to 0.
    */
-  removeBits(batch: import('./position-batch.js').PositionBatch, out: Uint8Array): Outcome<Sync, void>
+  removeBits(batch: import('../bits/position-batch.js').PositionBatch, out: Uint8Array): Outcome<Sync, void>
   /** Counters at 15 (saturated, never decremented again) over all shards. */
   countSaturated(): Outcome<Sync, number>
 }
@@ -217,19 +218,6 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
       })
     })
   }
-}
-
-/**
- * The 40-byte header of a counting snapshot (docs/SPEC.md, section 10.2): version 1's with version 3
- * and the counter width in byte 32 (kept out of snapshot.ts, so plain filters' bundles do without it).
- */
-export function encodeCountingHeader(header: SnapshotHeader): Uint8Array {
-  const bytes = encodeSnapshotHeader(header)
-  const view = new DataView(bytes.buffer)
-  view.setUint16(4, COUNTING_SNAPSHOT_VERSION, true)
-  view.setUint8(32, COUNTER_BITS)
-  view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
-  return bytes
 }
 
 /** Counter bytes in each shard: `shardBits / 2`. */

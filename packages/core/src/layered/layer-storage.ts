@@ -1,9 +1,9 @@
-import type { BitStore, Outcome } from './bit-store.js'
+import type { BitStore, Outcome } from '../bit-store.js'
 import { layerCapacity, type LayerPolicy } from './layer-policy.js'
-import type { SnapshotLayer } from './layered-snapshot.js'
-import type { FilterParameters } from './parameters.js'
-import type { ArrayProbe } from './probe.js'
-import { SNAPSHOT_HEADER_BYTES, SNAPSHOT_TRAILER_BYTES } from './snapshot.js'
+import type { SnapshotLayer } from '../format/layered-snapshot.js'
+import type { FilterParameters } from '../parameters.js'
+import type { ArrayProbe } from '../bits/probe.js'
+import { SNAPSHOT_HEADER_BYTES, SNAPSHOT_TRAILER_BYTES } from '../format/snapshot.js'
 
 /**
  * The storage port of a layered filter: what a backend supplies so that core's

@@ -1,18 +1,16 @@
 import { crc32 } from './crc32.js'
-import { BloomError } from './errors.js'
-import { checkParameters, HASH_SCHEMES, layoutOfScheme, type FilterParameters } from './parameters.js'
+import { LAYERED_SNAPSHOT_VERSION, SNAPSHOT_MAGIC as MAGIC } from './versions.js'
+import { BloomError } from '../errors.js'
+import { checkParameters, HASH_SCHEMES, layoutOfScheme, type FilterParameters } from '../parameters.js'
 import { decodeSnapshot, getUint64, setUint64, snapshotBytes, SNAPSHOT_HEADER_BYTES } from './snapshot.js'
-import { checkErrorRate } from './sizing.js'
-import { layerPolicyOf, maxWindow, type LayerPolicy } from './layer-policy.js'
+import { checkErrorRate } from '../sizing.js'
+import { layerPolicyOf, maxWindow, type LayerPolicy } from '../layered/layer-policy.js'
 
-/** The format version of a layered snapshot (docs/SPEC.md, section 8). */
-export const LAYERED_SNAPSHOT_VERSION = 2
 /** Bytes of a layered snapshot's header. */
 export const LAYERED_HEADER_BYTES = 68
 /** Bytes of the record before each layer's version-1 snapshot: window, count, CRC-32. */
 export const LAYER_RECORD_BYTES = 20
 
-const MAGIC = 0x4b4d4c42 // "BLMK" read little-endian
 const POLICY_CODES = { scalable: 1, rotating: 2 } as const
 
 /** One layer as a layered snapshot holds it. */

@@ -4,11 +4,11 @@
  * `@bloomkit/core/store`; docs/SPEC.md defines the bytes.
  */
 export {
-  COUNTING_SNAPSHOT_VERSION,
   decodeSnapshotHeader,
   encodeSnapshotHeader,
   readParameterFields,
   SNAPSHOT_HEADER_BYTES,
   writeParameterFields,
-} from './snapshot.js'
-export { encodeCountingHeader } from './counting-bloom-filter.js'
+} from '../format/snapshot.js'
+export { COUNTING_SNAPSHOT_VERSION } from '../format/versions.js'
+export { encodeCountingHeader } from '../format/counting-snapshot.js'

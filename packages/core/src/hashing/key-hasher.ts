@@ -1,4 +1,4 @@
-import { BloomError, describe } from './errors.js'
+import { BloomError, describe } from '../errors.js'
 import { encodeUtf8, LITTLE_ENDIAN, xxh32PairAscii, xxh32PairBytes, xxh32PairWords } from './xxhash32.js'
 import { compileWasmXxh32, type WasmXxh32 } from './xxhash32-wasm.js'
 

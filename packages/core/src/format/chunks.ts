@@ -1,5 +1,5 @@
-import { invalidParameter } from './errors.js'
-import { shardBytesOf, type FilterParameters } from './parameters.js'
+import { invalidParameter } from '../errors.js'
+import { shardBytesOf, type FilterParameters } from '../parameters.js'
 
 /** Bytes of bits per piece when a filter is read, exported or merged piece by piece: 1 MiB. */
 export const CHUNK_BYTES = 1 << 20

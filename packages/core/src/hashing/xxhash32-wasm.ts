@@ -5,7 +5,7 @@ const INPUT = 16
 const PAGE = 65_536
 
 /**
- * XXH32 with two seeds in one pass, in WebAssembly (core/src/xxhash32.wat, 684 bytes): faster per
+ * XXH32 with two seeds in one pass, in WebAssembly (core/src/hashing/xxhash32.wat, 684 bytes): faster per
  * byte than the pure-JS pass, so long keys use it where the runtime allows (see key-hasher.ts).
  * Bit-identical to xxhash32.ts. In core rather than the xxhash-wasm package because a browser
  * bundle without code splitting inlines the whole package (~2.2 KB gzip, two passes per key).

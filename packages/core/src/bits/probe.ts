@@ -1,4 +1,4 @@
-import { shardBitsOf, shardBytesOf, type FilterParameters } from './parameters.js'
+import { shardBitsOf, shardBytesOf, type FilterParameters } from '../parameters.js'
 import { BLOCK_BITS, blockIndex, fmix32, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
 
 const BLOCK_BYTES = BLOCK_BITS / 8

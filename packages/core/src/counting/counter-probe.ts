@@ -1,5 +1,5 @@
-import { shardBitsOf, shardBytesOf, type FilterParameters } from './parameters.js'
-import { BLOCK_BITS, blockIndex, fmix32, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
+import { shardBitsOf, shardBytesOf, type FilterParameters } from '../parameters.js'
+import { BLOCK_BITS, blockIndex, fmix32, PROBE_STEP, scaleToShard, shardOf } from '../bits/positions.js'
 
 /** Counter bytes of one 512-position block. */
 const BLOCK_COUNTER_BYTES = BLOCK_BITS / 2

@@ -1,7 +1,7 @@
 import { snapshotChunks, type SnapshotSource } from './chunks.js'
-import { BloomError } from './errors.js'
-import { LAYERED_SNAPSHOT_VERSION, snapshotVersionOf } from './layered-snapshot.js'
-import { COUNTING_SNAPSHOT_VERSION } from './snapshot.js'
+import { BloomError } from '../errors.js'
+import { snapshotVersionOf } from './layered-snapshot.js'
+import { COUNTING_SNAPSHOT_VERSION, LAYERED_SNAPSHOT_VERSION } from './versions.js'
 
 // One home for what an `open`/`import` that takes any kind of snapshot needs before it knows the
 // kind: LevelDB and Redis both read the version first, then hand a layered snapshot over whole.

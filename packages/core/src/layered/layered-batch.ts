@@ -1,8 +1,8 @@
-import { checkKeys } from './errors.js'
-import type { BloomKey, KeyHasher } from './key-hasher.js'
-import type { FilterParameters } from './parameters.js'
-import { PositionBatch } from './position-batch.js'
-import { positionsOf, shardOf } from './positions.js'
+import { checkKeys } from '../errors.js'
+import type { BloomKey, KeyHasher } from '../hashing/key-hasher.js'
+import type { FilterParameters } from '../parameters.js'
+import { PositionBatch } from '../bits/position-batch.js'
+import { positionsOf, shardOf } from '../bits/positions.js'
 
 /**
  * What asynchronous layered filters (LevelDB, Redis) share: a batch of keys is hashed once into

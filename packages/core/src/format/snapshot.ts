@@ -1,17 +1,12 @@
-import { BloomError } from './errors.js'
+import { BloomError } from '../errors.js'
 import { crc32 } from './crc32.js'
-import { checkParameters, schemeOf, shardBytesOf, type FilterParameters, type FilterParametersInput } from './parameters.js'
+import { COUNTING_SNAPSHOT_VERSION, SNAPSHOT_MAGIC as MAGIC, SNAPSHOT_VERSION } from './versions.js'
+import { checkParameters, schemeOf, shardBytesOf, type FilterParameters, type FilterParametersInput } from '../parameters.js'
 
 /** Bytes of the snapshot header (docs/SPEC.md, "Snapshot format"). */
 export const SNAPSHOT_HEADER_BYTES = 40
 /** Bytes of the trailer: the payload's CRC-32. */
 export const SNAPSHOT_TRAILER_BYTES = 4
-/** The snapshot format version this release writes and reads. */
-export const SNAPSHOT_VERSION = 1
-/** The format version of a counting filter's snapshot (docs/SPEC.md, section 10): version 1's header with 4-bit counters for bits. */
-export const COUNTING_SNAPSHOT_VERSION = 3
-
-const MAGIC = 0x4b4d4c42 // "BLMK" read little-endian
 
 /** A snapshot's header fields. */
 export interface SnapshotHeader {

@@ -1,5 +1,6 @@
 import { sameParameters, type FilterParameters } from './parameters.js'
-import { sizeFilter, type SizingOptions } from './sizing.js'
+import type { SizingOptions } from './options.js'
+import { sizeFilter } from './sizing.js'
 
 /**
  * A secret 32-bit seed from the platform's cryptographic generator (`crypto.getRandomValues`:

@@ -1,4 +1,4 @@
-import type { PositionBatch } from './position-batch.js'
+import type { PositionBatch } from '../bits/position-batch.js'
 
 /**
  * The counter kernels of a counting filter (docs/SPEC.md, section 10): a 4-bit counter in place of

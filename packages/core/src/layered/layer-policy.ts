@@ -1,61 +1,20 @@
-import { BloomError, checkInteger, invalidParameter } from './errors.js'
-import { checkLayout, checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type FilterParameters, type BitLayout } from './parameters.js'
-import { checkOptionNames } from './option-names.js'
-import { checkClockOption, checkTightening, MAX_GROWTH } from './option-values.js'
-import { BLOCK_BITS } from './positions.js'
-import { randomSeed } from './seed.js'
-import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter, type SizingOptions } from './sizing.js'
+import { BloomError, checkInteger, invalidParameter } from '../errors.js'
+import { checkLayout, checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type FilterParameters, type BitLayout } from '../parameters.js'
+import { checkOptionNames } from '../option-names.js'
+import { checkClockOption, checkTightening, MAX_GROWTH } from '../option-values.js'
+import { BLOCK_BITS } from '../bits/positions.js'
+import { randomSeed } from '../new-filter.js'
+import type { LayeredOptions, RotatingOptions, WindowOptions } from '../options.js'
+import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter } from '../sizing.js'
 
 /** The tightening ratio r of a layered filter when none is given (docs/SPEC.md, section 8). */
 export const DEFAULT_TIGHTENING = 0.5
-export { MAX_GROWTH } from './option-values.js'
-
-/**
- * A filter that grows past its capacity: when the newest layer has taken `capacity × growth^i`
- * new keys, a layer `growth`× larger and with a tighter error rate is added, so that the whole
- * filter's false-positive rate stays at or below `errorRate` however many layers it grows.
- */
-export interface ScalableOptions extends SizingOptions {
-  /** How much larger each layer is than the one before: an integer from 1 to 65 536 (2 is usual). */
-  readonly growth: number
-  /**
-   * r in (0, 1): layer i is sized for `errorRate·(1 − r)·r^i`, so the layers' rates sum to less
-   * than `errorRate`. Larger r spends fewer bits on later layers. Default: 0.5.
-   */
-  readonly tightening?: number
-}
-
-/** Time windows of a rotating filter. */
-export interface WindowOptions {
-  /** The length of one window in seconds: an integer from 1 to 2^32 − 1. */
-  readonly seconds: number
-  /** How many windows `has` checks, the current one included: an integer from 1 to 65 536. */
-  readonly keep: number
-}
-
-/**
- * A filter that forgets: keys go into the layer of the current time window and `has` checks the
- * last `keep` windows. A key added at time t is found until at least t + (keep − 1)·seconds and
- * is forgotten after t + keep·seconds at most.
- */
-export interface RotatingOptions extends SizingOptions {
-  /** The windows: keys added per window are `capacity`, at `errorRate / keep` each. */
-  readonly window: WindowOptions
-  /** Optional: a window that takes more than `capacity` keys grows layers as a scalable filter does. */
-  readonly growth?: number
-  /** As {@link ScalableOptions.tightening}, within one window. */
-  readonly tightening?: number
-  /** Milliseconds since the Unix epoch, for tests. Default: `Date.now`. */
-  readonly clock?: () => number
-}
+export { MAX_GROWTH } from '../option-values.js'
 
 /** The names of {@link WindowOptions} (a Record, so that a new one must be listed). */
 const WINDOW_OPTIONS = Object.keys({ seconds: true, keep: true } satisfies Record<keyof WindowOptions, true>)
 
-/** Options that make a layered filter: a scalable (`growth`) or a rotating (`window`) one. */
-export type LayeredOptions = ScalableOptions | RotatingOptions
-
-export { isLayeredOptions } from './option-values.js'
+export { isLayeredOptions } from '../option-values.js'
 
 /**
  * Everything that decides a layered filter's layers, as its snapshot (format version 2) and the

@@ -1,4 +1,4 @@
-import { BloomError } from './errors.js'
+import { BloomError } from '../errors.js'
 import { layerBatch } from './layered-batch.js'
 import { foundForPairs, stillNew } from './layered-steps.js'
 import type { LayerStorage, StoredLayer } from './layer-storage.js'

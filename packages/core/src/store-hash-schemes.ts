@@ -1,2 +1,0 @@
-// A group of `@bloomkit/core/store` (store.ts): only Redis's metas name schemes by number.
-export { HASH_SCHEMES, layoutOfScheme, schemeOf } from './parameters.js'
