@@ -1,4 +1,5 @@
 import type { GuardKey } from './options.js'
+import { isWellFormed } from './well-formed.js'
 
 /**
  * How the guard stores things in the cache. Every entry starts with a one-letter tag, so an
@@ -23,8 +24,6 @@ export function keyPrefixOf(name: string): string {
   return name.replace(/[%:#!~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
-type MaybeWellFormed = string & { isWellFormed(): boolean } // ES2024, in Node â‰¥ 20
-
 /**
  * Cache key of `id` under a guard's `prefix`, one key per id as the loader sees it:
  * - a well-formed string: `<prefix>:<id>`;
@@ -35,7 +34,7 @@ type MaybeWellFormed = string & { isWellFormed(): boolean } // ES2024, in Node â
  */
 export function cacheKeyOf(prefix: string, id: GuardKey): string {
   if (typeof id !== 'string') return `${prefix}#${hex(id)}`
-  return (id as MaybeWellFormed).isWellFormed() ? `${prefix}:${id}` : `${prefix}~${JSON.stringify(id)}`
+  return isWellFormed(id) ? `${prefix}:${id}` : `${prefix}~${JSON.stringify(id)}`
 }
 
 /**
@@ -59,11 +58,6 @@ export function isDetached(view: Uint8Array): boolean {
 /** Lock key of a cache key: `<prefix>!` then the rest of the cache key (`!` never ends an escaped name). */
 export function lockKeyOf(prefix: string, cacheKey: string): string {
   return `${prefix}!${cacheKey.slice(prefix.length)}`
-}
-
-/** Whether `text` holds no lone surrogate, i.e. reaches Redis as itself (UTF-8). */
-export function isWellFormed(text: string): boolean {
-  return (text as MaybeWellFormed).isWellFormed()
 }
 
 function hex(bytes: Uint8Array): string {

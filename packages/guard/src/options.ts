@@ -1,5 +1,5 @@
 import { isGuardCache, RedisCache, type GuardCache, type RedisCommandClient } from './cache.js'
-import { isWellFormed } from './entries.js'
+import { isWellFormed } from './well-formed.js'
 import { GuardError, invalidOption } from './errors.js'
 
 /** A key: what the filters take (a string or a Uint8Array). */
