@@ -5,7 +5,7 @@ import { lineInteger, replyEnd, errorText, isRedirected, next } from './wire/res
 import { copyToNext, discardUnmarked, sendBitfield, sentBits } from './bitfield-command.js'
 import type { Part } from './direct-parts.js'
 import { dataLost, storeError } from './errors.js'
-import type { ShardGenerations } from './generations.js'
+import type { ShardGenerations } from './layout/shard-generations.js'
 import { FED_REPLIES } from './feed-commands.js'
 
 /**

@@ -5,8 +5,8 @@
 // call instead of one JS value per bit.
 import { createHash } from 'node:crypto'
 import { TEST_BITS, testBitSetBit, testOrSetKey, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
-import type { ShardGenerations } from './generations.js'
-import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS, runScript } from './scripts.js'
+import type { ShardGenerations } from './layout/shard-generations.js'
+import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS, runScript } from './layout/scripts.js'
 
 /** Bytes per block of the blocked layout (a cache line; 512 bits). */
 const BLOCK_BYTES = 64

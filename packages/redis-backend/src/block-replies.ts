@@ -5,7 +5,7 @@ import { lineInteger, errorText, isRedirected, next } from './wire/resp-reader.j
 import { allBitsInBlock, BLOCK_BYTES, markBitsInBlock } from './block-read.js'
 import type { Part } from './direct-parts.js'
 import { dataLost, storeError } from './errors.js'
-import type { ShardGenerations } from './generations.js'
+import type { ShardGenerations } from './layout/shard-generations.js'
 
 /**
  * Reads the replies at `at` of block reads (`DirectBatches.readBlocks`) and tests the blocks:

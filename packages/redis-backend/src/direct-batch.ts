@@ -14,9 +14,9 @@ import { BLOCK_BYTES } from './block-read.js'
 import type { BatchConnection, BatchConnections, Replies } from './wire/batch-connection.js'
 import { FeedCommands, FED_REPLIES } from './feed-commands.js'
 import { NO_CONNECTION, type Part, chunksOf } from './direct-parts.js'
-import type { ShardGenerations } from './generations.js'
-import { slotOf } from './key-names.js'
-import { CHECKED_FIELDS } from './meta.js'
+import type { ShardGenerations } from './layout/shard-generations.js'
+import { slotOf } from './layout/key-names.js'
+import { CHECKED_FIELDS } from './layout/meta.js'
 import { hmgetValues } from './wire/resp-reader.js'
 
 const GETRANGE = new Bytes('*4\r\n$8\r\nGETRANGE\r\n')

@@ -4,8 +4,8 @@
 // replies are read by bitfield-replies.ts.
 import type { PositionBatch } from '@bloomkit/core/store'
 import { bulkText, Bytes, EXEC, MULTI } from './wire/resp-writer.js'
-import { addCommandHead, addValueBytes, putAddValue } from './feed.js'
-import type { ShardGenerations } from './generations.js'
+import { addCommandHead, addValueBytes, putAddValue } from './layout/feed.js'
+import type { ShardGenerations } from './layout/shard-generations.js'
 
 /** Replies of one fed BITFIELD: MULTI's `+OK`, two `+QUEUED`, and EXEC's array of the BITFIELD's and the XADD's replies. */
 export const FED_REPLIES = 4

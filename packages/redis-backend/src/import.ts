@@ -1,12 +1,12 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
-import { ShardGenerations } from './generations.js'
-import { KeyNames } from './key-names.js'
-import { createMeta, randomEpoch, randomToken, readMeta, unlockMeta } from './meta.js'
+import { ShardGenerations } from './layout/shard-generations.js'
+import { KeyNames } from './layout/key-names.js'
+import { abandon, createMeta, lockMeta, readMeta, unlockMeta } from './layout/meta-lock.js'
+import { randomEpoch, randomToken } from './layout/meta.js'
 import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisReplaceOptions } from './options.js'
 import { type RedisClient } from './wire/client.js'
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
-import { LOCK_META } from './scripts.js'
 
 const { snapshotChunks } = snapshotSources
 
@@ -48,18 +48,18 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
     if (other === undefined || (other.counting === true) !== (counterBits !== 0)) throw error
     if (feedLength > 0 && other.feedLength === undefined) throw noFeed(name)
     const old = new ShardGenerations(client, new KeyNames(name, other.parameters.shards), other.parameters, other.epoch, timeout, counterBits, other.feedLength ?? 0)
-    await lock(old, token, options.force === true)
+    await lock(old, token, { force: options.force === true })
     try {
       const replacement = await stageReplacement(old, token, counterBits, checked)
       return { shards: replacement.next, created: false, token, replacement }
     } catch (stageError) {
-      await old.abandon(token, false)
+      await abandon(old, token)
       throw stageError
     }
   }
   if (stored === undefined) return { shards: fresh, created: true, token }
   const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout, counterBits, stored.feedLength ?? 0)
-  await lock(shards, token, options.force === true)
+  await lock(shards, token, { force: options.force === true })
   return { shards, created: false, token }
 }
 
@@ -68,10 +68,8 @@ function noFeed(name: string): BloomError {
 }
 
 /** Locks an existing filter for an import over it (`replacing`); a forced lock first clears what a killed replacement staged. */
-async function lock(shards: ShardGenerations, token: string, force: boolean): Promise<void> {
-  const name = shards.names.name
-  const result = String(await shards.call(shards.client.eval(LOCK_META, 1, shards.names.meta, String(shards.epoch), 'replacing', token, force ? '1' : '0'), `import "${name}"`))
-  if (result !== 'ok') throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); try again later, or pass { force: true } if the process that held it died`)
+async function lock(shards: ShardGenerations, token: string, { force }: { readonly force: boolean }): Promise<void> {
+  await lockMeta(shards, 'replacing', { force, token })
   if (force) await clearStaged(shards)
 }
 
@@ -118,13 +116,13 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
       await shards.swapNext(shard, shardTtl)
     })
     if (created && ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), what)
-    await unlockMeta(shards, token, !created, what)
+    await unlockMeta(shards, token, what, { replaced: !created })
     return shards
   } catch (error) {
     // A replacement's commit undoes its own failures before the switch, and cannot go back after it.
     if (claimed?.replacement !== undefined) {
       if (!committing) await abandonReplacement(claimed.replacement)
-    } else if (claimed !== undefined) await claimed.shards.abandon(claimed.token, claimed.created, swapping)
+    } else if (claimed !== undefined) await abandon(claimed.shards, claimed.token, { dropNew: claimed.created, replaced: swapping })
     throw error
   }
 }

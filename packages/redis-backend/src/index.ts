@@ -6,6 +6,6 @@ export { type RedisClient } from './wire/client.js'
 export type { SnapshotSource } from './import.js'
 export type { ReplicaOptions } from './replica/replica-options.js'
 export type { ReplicaStatus } from './replica/replica.js'
-export { STORE_FORMAT, type FilterMeta, type FilterState } from './meta.js'
+export { STORE_FORMAT, type FilterMeta, type FilterState } from './layout/meta.js'
 // What every user of this backend needs from core, so that installing this one package is enough.
 export { BloomError, isBloomError, optimalParameters, sizeFilter, type BloomErrorCode, type BloomKey, type FilterParameters } from '@bloomkit/core'

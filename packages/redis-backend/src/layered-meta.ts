@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import { BloomError, type LayeredOptions } from '@bloomkit/core'
 import { type LayerEntry, type LayerPolicy, hashSchemes, layerPolicies } from '@bloomkit/core/store'
 import { CORRUPT_REPLY, NOT_FOUND_REPLY } from './errors.js'
-import { metaCheck, STORE_FORMAT } from './meta.js'
-import { badField, isCanonicalInteger, storedDouble, storedInteger } from './stored-numbers.js'
+import { metaCheck, STORE_FORMAT } from './layout/meta.js'
+import { badField, isCanonicalInteger, storedDouble, storedInteger } from './layout/stored-numbers.js'
 
 const { HASH_SCHEMES, layoutOfScheme } = hashSchemes
 const { checkPolicyKind, layerPolicyOf } = layerPolicies

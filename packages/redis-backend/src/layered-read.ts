@@ -12,10 +12,10 @@ import { createHash } from 'node:crypto'
 import { TEST_BITS, testOrSetGroup, type PositionBatch, shardBytesOf, type ShardGroup } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
-import { markerBytes } from './generations.js'
-import { CHECKED_FIELDS, checkedValues } from './meta.js'
+import { markerBytes } from './layout/shard-generations.js'
+import { CHECKED_FIELDS, checkedValues } from './layout/meta.js'
 import { corkWrites, type RedisClient } from './wire/client.js'
-import { runScript } from './scripts.js'
+import { runScript } from './layout/scripts.js'
 import { MAX_SCAN_BYTES } from './whole-shard.js'
 
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */

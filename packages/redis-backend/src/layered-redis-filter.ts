@@ -1,10 +1,10 @@
 import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
 import { createKeyHasher, layeredBatch, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
-import { checkName } from './key-names.js'
+import { checkName, layerName, metaKey } from './layout/key-names.js'
 import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
 import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
-import { metaFields } from './meta.js'
+import { metaFields } from './layout/meta.js'
 import { refuseLayeredReplica } from './replica/replica-options.js'
 import { checkClient, type RedisClient } from './wire/client.js'
 import { checkRedisOptions, DEFAULT_SHARD_BITS, timeoutOf, type RedisFilterOptions } from './options.js'
@@ -64,7 +64,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const policy = layerPolicyOf(options)
-    await callRedis(client.eval(CREATE_LAYERED, 1, `${name}:meta`, ...withLayeredCheck([...policyFields(policy), 'layers', '', 'version', '1', 'nextId', '0'])), timeoutOf(options), `create "${name}"`)
+    await callRedis(client.eval(CREATE_LAYERED, 1, metaKey(name), ...withLayeredCheck([...policyFields(policy), 'layers', '', 'version', '1', 'nextId', '0'])), timeoutOf(options), `create "${name}"`)
     const filter = await LayeredRedisFilter.open(client, name, options)
     // Without a seed of the caller's, the stored filter keeps its own (racing creators end with one seed).
     const comparable = (p: LayerPolicy) => JSON.stringify(options.seed === undefined ? { ...p, seed: 0 } : p)
@@ -85,7 +85,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     refuseLayeredReplica(options)
     const client = checkClient(redis)
     checkName(name)
-    const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeoutOf(options), `open "${name}"`))
+    const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeoutOf(options), `open "${name}"`))
     if (Object.keys(fields).length === 0) throw new BloomError('BLOOM_NOT_FOUND', `no filter named "${name}" in Redis`)
     return LayeredRedisFilter.over(client, name, fields, options)
   }
@@ -116,14 +116,14 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
     const timeout = timeoutOf(options)
     const entries = snapshotLayerEntries(policy, layers)
-    const taken = await callRedis(client.exists(`${name}:meta`), timeout, `import "${name}"`)
+    const taken = await callRedis(client.exists(metaKey(name)), timeout, `import "${name}"`)
     if (Number(taken) === 1) throw new BloomError('BLOOM_INCOMPATIBLE', `import: "${name}" already holds a filter; destroy it first or pick another name`)
     for (const [i, layer] of layers.entries()) {
-      await RedisBloomFilter.import(client, `${name}:L${entries[i].id}`, layerSnapshotOf(snapshot, layer), { ...options, ttl: undefined, kind: 'fixed' })
+      await RedisBloomFilter.import(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...options, ttl: undefined, kind: 'fixed' })
     }
     const counts = entries.flatMap((entry, i) => [`count:${entry.id}`, String(layers[i].count), `ready:${entry.id}`, '1'])
     await callRedis(
-      client.hset(`${name}:meta`, ...withLayeredCheck([...policyFields(policy), 'layers', entries.map(entryText).join(','), 'version', '1', 'nextId', String(layers.length)]), ...counts),
+      client.hset(metaKey(name), ...withLayeredCheck([...policyFields(policy), 'layers', entries.map(entryText).join(','), 'version', '1', 'nextId', String(layers.length)]), ...counts),
       timeout,
       `import "${name}"`,
     )
@@ -143,17 +143,17 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const timeout = timeoutOf(options)
-    const meta = `${name}:meta`
+    const meta = metaKey(name)
     let fields = metaFields(await callRedis(client.hgetall(meta), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
     // Only its kind: a damaged policy must not keep its keys in Redis.
     checkLayeredKind(name, fields)
     for (;;) {
       const ids = namedLayerIds(fields)
-      for (const id of ids) await RedisBloomFilter.destroy(client, `${name}:L${id}`, options)
+      for (const id of ids) await RedisBloomFilter.destroy(client, layerName(name, id), options)
       // Below the lowest named: layers dropped from the list, until the first that has expired.
       let id = (ids.at(-1) ?? 1) - 1
-      while (id >= 1 && (await RedisBloomFilter.destroy(client, `${name}:L${id}`, options))) id--
+      while (id >= 1 && (await RedisBloomFilter.destroy(client, layerName(name, id), options))) id--
       const done = Number(await callRedis(client.eval(DELETE_UNCHANGED_META, 1, meta, fields.layers ?? '', fields.nextId ?? ''), timeout, `destroy "${name}"`))
       if (done !== 0) return true
       fields = metaFields(await callRedis(client.hgetall(meta), timeout, `destroy "${name}"`))
@@ -196,7 +196,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     if (this.policy.kind === 'rotating') throw new BloomError('BLOOM_INCOMPATIBLE', 'setTtl: a rotating filter’s layers expire by their windows')
     const storage = this.redis
     await storage.refresh()
-    const meta = `${this.name}:meta`
+    const meta = metaKey(this.name)
     await storage.call(seconds === null ? storage.client.persist(meta) : storage.client.expire(meta, seconds), 'setTtl')
     for (const layer of storage.layers) await layer.filter.setTtl(seconds)
   }
@@ -204,7 +204,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
   /** Seconds until the filter's meta expires (fractional), or `null` if it has no TTL. */
   async ttl(): Promise<number | null> {
     this.checkOpen()
-    const ms = Number(await this.redis.call(this.redis.client.pttl(`${this.name}:meta`), 'ttl'))
+    const ms = Number(await this.redis.call(this.redis.client.pttl(metaKey(this.name)), 'ttl'))
     if (ms === -2) throw new BloomError('BLOOM_NOT_FOUND', `filter "${this.name}" no longer exists (expired or destroyed)`)
     return ms < 0 ? null : ms / 1000
   }

@@ -1,6 +1,6 @@
 import { checkInteger, checkOptionNames, checkParameters, invalidParameter, optionChecks, shardBitsOf } from '@bloomkit/core/store'
 import { BloomError, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { DEFAULT_FEED_LENGTH, MAX_FEED_LENGTH } from './feed.js'
+import { DEFAULT_FEED_LENGTH, MAX_FEED_LENGTH } from './layout/feed.js'
 import { replicaSettingsOf, type ReplicaOptions } from './replica/replica-options.js'
 
 const { checkBoolean } = optionChecks

@@ -1,7 +1,7 @@
 import { SET_BITS, testOrSetBatch, invalidParameter, PositionBatch } from '@bloomkit/core/store'
 import type { BloomKey } from '@bloomkit/core'
-import type { ShardGenerations } from './generations.js'
-import { lockMeta, unlockMeta } from './meta.js'
+import type { ShardGenerations } from './layout/shard-generations.js'
+import { abandon, lockMeta, unlockMeta } from './layout/meta-lock.js'
 import { clearStaged } from './resize.js'
 import type { RedisBitStore } from './redis-bit-store.js'
 import { MAX_SCAN_BYTES, orIntoNext } from './whole-shard.js'
@@ -35,7 +35,7 @@ export async function rebuild(
     throw invalidParameter('keys', 'an iterable or async iterable of strings or Uint8Arrays', keys)
   }
   const name = shards.names.name
-  const token = await lockMeta(shards, 'rebuilding', force)
+  const token = await lockMeta(shards, 'rebuilding', { force })
   const next = store.nextGeneration()
   // Once a swap may have happened, even a failed rebuild counts a generation when it unlocks: a
   // writer that sends only the bits its block read found unset (SPEC 9.5) relies on that to see
@@ -66,10 +66,10 @@ export async function rebuild(
     const ttlMs = await shards.metaTtlMs(`rebuild "${name}"`)
     swapping = true
     await shards.forEachShard((shard) => shards.swapNext(shard, ttlMs))
-    await unlockMeta(shards, token, true, `rebuild "${name}"`)
+    await unlockMeta(shards, token, `rebuild "${name}"`, { replaced: true })
   } catch (error) {
     await shards.forEachShard((shard) => shards.flagLive(shard, false).then(() => undefined, () => undefined))
-    await shards.abandon(token, false, swapping)
+    await abandon(shards, token, { replaced: swapping })
     throw error
   }
 }

@@ -1,11 +1,12 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
-import { forEachLimited, ShardGenerations } from './generations.js'
+import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
 import { callRedis } from './errors.js'
-import { checkName, KeyNames } from './key-names.js'
-import { createMeta, decodeMeta, lockMeta, metaFields, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta, type FilterMeta } from './meta.js'
+import { checkName, KeyNames, metaKey } from './layout/key-names.js'
+import { abandon, createMeta, lockMeta, readMeta, readSettledMeta, unlockMeta } from './layout/meta-lock.js'
+import { decodeMeta, metaFields, randomEpoch, randomToken, type FilterMeta } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
 import { checkRedisOptions, checkRedisParameters, checkRebuildOptions, feedLengthOf, sizeRedisFilter, timeoutOf, ttlMsOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
 import { rebuild } from './rebuild.js'
@@ -132,9 +133,9 @@ export class RedisBloomFilter extends BloomFilter<false> {
         await shards.swapNext(shard, ttlMs)
       })
       if (ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), `create "${name}"`)
-      await unlockMeta(shards, token, false, `create "${name}"`)
+      await unlockMeta(shards, token, `create "${name}"`)
     } catch (error) {
-      await shards.abandon(token, true)
+      await abandon(shards, token, { dropNew: true })
       throw error
     }
     return RedisBloomFilter.over(shards, options)
@@ -170,7 +171,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
       meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
     } catch (error) {
       // decodeMeta refuses a layered meta as BLOOM_INCOMPATIBLE: open it as what it is, unless a fixed one was asked for.
-      if (kind === undefined && error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && (await callRedis(client.hget(`${name}:meta`, 'kind'), timeout, `open "${name}"`)) === 'layered') {
+      if (kind === undefined && error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && (await callRedis(client.hget(metaKey(name), 'kind'), timeout, `open "${name}"`)) === 'layered') {
         return LayeredRedisFilter.open(client, name, options)
       }
       throw error
@@ -226,7 +227,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const timeout = timeoutOf(options)
-    const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `destroy "${name}"`))
+    const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
     if (fields.kind === 'layered') return LayeredRedisFilter.destroy(client, name, options)
     const meta = decodeMeta(name, fields)
@@ -330,14 +331,14 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * @throws BloomError `BLOOM_LOCKED` while a rebuild or import runs, `BLOOM_STORE_UNAVAILABLE`.
    */
   protected override async _clear(): Promise<void> {
-    const token = await lockMeta(this.shards, 'clearing', false)
+    const token = await lockMeta(this.shards, 'clearing')
     try {
       await this.redisStore.clear()
     } catch (error) {
-      await this.shards.abandon(token, false)
+      await abandon(this.shards, token)
       throw error
     }
-    await unlockMeta(this.shards, token, false, `clear "${this.name}"`)
+    await unlockMeta(this.shards, token, `clear "${this.name}"`)
   }
 
   /** The meta hash as stored now (state, generation, parameters). */

@@ -1,9 +1,10 @@
 import { BloomError, CountingBloomFilter, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type KeyHasher } from '@bloomkit/core/store'
-import { ShardGenerations } from './generations.js'
+import { ShardGenerations } from './layout/shard-generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
-import { checkName, KeyNames } from './key-names.js'
-import { createMeta, randomEpoch, randomToken, readMeta, readSettledMeta, unlockMeta } from './meta.js'
+import { checkName, KeyNames } from './layout/key-names.js'
+import { abandon, createMeta, readMeta, readSettledMeta, unlockMeta } from './layout/meta-lock.js'
+import { randomEpoch, randomToken } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
 import { checkRedisOptions, checkRedisParameters, refuseFeed, sizeRedisFilter, timeoutOf, ttlMsOf, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
 import { RedisCounterStore } from './redis-counter-store.js'
@@ -91,9 +92,9 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
         await shards.swapNext(shard, ttlMs)
       })
       if (ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), what)
-      await unlockMeta(shards, token, false, what)
+      await unlockMeta(shards, token, what)
     } catch (error) {
-      await shards.abandon(token, true)
+      await abandon(shards, token, { dropNew: true })
       throw error
     }
     return RedisCountingFilter.over(shards)

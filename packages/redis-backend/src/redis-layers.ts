@@ -3,11 +3,12 @@ import { type DropReason, layeredBatch, type LayerEntry, type LayerPolicy, type 
 import { callRedis, NOT_FOUND_REPLY } from './errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, RESERVE, SETTLE, UNLIST, verifyLayeredCheck } from './layered-meta.js'
-import { badField, storedInteger } from './stored-numbers.js'
+import { badField, storedInteger } from './layout/stored-numbers.js'
+import { layerName, metaKey } from './layout/key-names.js'
 import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFilterOptions } from './options.js'
 import { isCluster, type RedisClient } from './wire/client.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
-import { runScript } from './scripts.js'
+import { runScript } from './layout/scripts.js'
 
 const { layerParameters, maxWindow } = layerPolicies
 
@@ -70,7 +71,7 @@ export class RedisLayers implements LayerStorage<false> {
     /** The meta's fields as open read them: its policy fields must stay as they were. */
     private readonly opened: Readonly<Record<string, string | undefined>>,
   ) {
-    this.meta = `${name}:meta`
+    this.meta = metaKey(name)
     this.timeout = timeoutOf(options)
   }
 
@@ -307,7 +308,7 @@ export class RedisLayers implements LayerStorage<false> {
    */
   private async openLayer(entry: LayerEntry, ready: boolean): Promise<RedisLayer> {
     if (!ready) return this.makeLayer(entry, layerParameters(this.policy, entry.index, entry.capacity, DEFAULT_SHARD_BITS))
-    const name = `${this.name}:L${entry.id}`
+    const name = layerName(this.name, entry.id)
     // Created and listed as ready: if it is gone now, its keys are lost, and answering would give false negatives.
     const filter = await RedisBloomFilter.open(this.client, name, { ...this.options, kind: 'fixed' }).catch((error: unknown) => {
       if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') {
@@ -320,7 +321,7 @@ export class RedisLayers implements LayerStorage<false> {
 
   /** Creates (or opens, if another writer did) the filter of a listed layer, then marks it ready. */
   private async makeLayer(entry: LayerEntry, parameters: FilterParameters): Promise<RedisLayer> {
-    const name = `${this.name}:L${entry.id}`
+    const name = layerName(this.name, entry.id)
     const ttl = this.policy.kind === 'rotating' ? this.layerTtlSeconds(entry) : await this.metaTtlSeconds()
     const filter = await RedisBloomFilter.fromParameters(this.client, name, parameters, { ...this.options, ttl }).catch((error: unknown) => {
       // Another writer created it first, sized its own way (docs/SPEC.md 9.8, step 4): its

@@ -1,8 +1,8 @@
 import { BloomError } from '@bloomkit/core'
 import { callRedis } from './errors.js'
-import { forEachLimited, ShardGenerations } from './generations.js'
-import { KeyNames } from './key-names.js'
-import { CHECKED_FIELDS, checkedValues, formatOf, metaCheck, randomEpoch } from './meta.js'
+import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
+import { KeyNames } from './layout/key-names.js'
+import { CHECKED_FIELDS, checkedValues, formatOf, metaCheck, randomEpoch } from './layout/meta.js'
 import type { RedisClient } from './wire/client.js'
 
 // An import over a filter with other parameters (docs/SPEC.md 9.6, "Replacing parameters"): other

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
-import { KeyNames } from '../src/key-names.js'
+import { KeyNames } from '../src/layout/key-names.js'
 import { clusterClient, fastFail, standaloneClient, uniqueName } from './support/clients.js'
 import * as spec from './support/independent.js'
 

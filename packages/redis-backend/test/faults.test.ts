@@ -60,7 +60,7 @@ test('a meta hash edited together with its check field, but disagreeing with its
   const { check: _, ...withoutCheck } = donor
   expect(Object.keys(withoutCheck).length).toBeGreaterThan(5)
   // Recompute the check as a careful tool would, so only the shards can tell.
-  const { metaCheck, CHECKED_FIELDS } = await import('../src/meta.js')
+  const { metaCheck, CHECKED_FIELDS } = await import('../src/layout/meta.js')
   const fields: Record<string, string> = { ...donor, epoch: String(filter.epoch) }
   await redis.hset(namesOf(filter).meta, 'check', metaCheck(CHECKED_FIELDS.map((f) => fields[f])))
   const error = await errorOf(RedisBloomFilter.open(redis, name))

@@ -4,7 +4,7 @@
 import { afterAll, expect, test } from 'vitest'
 import { PositionBatch } from '@bloomkit/core/store'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { KeyNames } from '../src/key-names.js'
+import { KeyNames } from '../src/layout/key-names.js'
 import type { RedisClient } from '../src/wire/client.js'
 import { clusterClient, errorOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
 import { allFeeds, feedEntries } from './support/feeds.js'

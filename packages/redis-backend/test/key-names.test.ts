@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { KeyNames, slotOf } from '../src/key-names.js'
+import { KeyNames, slotOf } from '../src/layout/key-names.js'
 
 test('slotOf matches Redis Cluster key slots (values from CLUSTER KEYSLOT)', () => {
   // CRC16-XMODEM reference: "123456789" → 0x31c3 = 12739.

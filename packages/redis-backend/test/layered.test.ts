@@ -7,7 +7,7 @@ import { KeyHasher, layeredFormat } from '@bloomkit/core/store'
 import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
-import { KeyNames } from '../src/key-names.js'
+import { KeyNames } from '../src/layout/key-names.js'
 import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
 
 const { decodeLayeredSnapshot } = layeredFormat

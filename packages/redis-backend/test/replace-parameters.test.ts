@@ -2,7 +2,7 @@ import { afterAll, expect, test } from 'vitest'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
 import type { Cluster, Redis } from 'ioredis'
-import { KeyNames } from '../src/key-names.js'
+import { KeyNames } from '../src/layout/key-names.js'
 import { clusterClient, errorOf, standaloneClient, uniqueName } from './support/clients.js'
 
 // RedisBloomFilter.import with replaceParameters: a filter replaced by one with other parameters

@@ -2,7 +2,7 @@
 // waits for a catch-up that began after it did; every call made meanwhile shares the next one, so
 // concurrent calls (and a batch's keys) pay one round trip between them. One catch-up runs at a time,
 // so that each shard's position only ever moves forward; the follower's go through here too.
-import type { ShardGenerations } from '../generations.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
 import { catchUp, FRESH, NOT_READY, RELOAD, type CatchUpResult } from './catch-up.js'
 import type { ReplicaShards } from './replica-shards.js'
 

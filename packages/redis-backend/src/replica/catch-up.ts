@@ -3,11 +3,11 @@
 // after it, which are applied at once; beside them the meta's checked fields. A standalone server
 // answers all shards and the meta in one script; a Cluster one script per shard (its feed and
 // shard key share a slot) and an HMGET, all in flight together.
-import { decodeFeedEntry } from '../feed.js'
-import type { ShardGenerations } from '../generations.js'
-import { CHECKED_FIELDS } from '../meta.js'
+import { decodeFeedEntry } from '../layout/feed.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
+import { CHECKED_FIELDS } from '../layout/meta.js'
 import { isCluster } from '../wire/client.js'
-import { runScript } from '../scripts.js'
+import { runScript } from '../layout/scripts.js'
 import type { ReplicaShards } from './replica-shards.js'
 import { CATCH_UP } from './replica-scripts.js'
 

@@ -4,7 +4,7 @@
 // applied: it reads from an ID without proving that the entry the replica stands on still exists,
 // which only a catch-up does). A Cluster refuses XREAD across slots, so there it polls: a barrier
 // over every loaded shard, again soon while entries arrive, less often while none do.
-import type { ShardGenerations } from '../generations.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
 import { isCluster } from '../wire/client.js'
 import type { Barriers } from './barriers.js'
 import type { ReplicaShards } from './replica-shards.js'

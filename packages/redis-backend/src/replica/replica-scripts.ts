@@ -1,7 +1,7 @@
 // The two scripts a replica reads with (docs/SPEC.md 9.13). Both read a shard's marker in the same
 // step as what they return, so a lost shard is seen where its bits or entries would be trusted.
 import { createHash } from 'node:crypto'
-import { TAG_BYTES } from '../feed.js'
+import { TAG_BYTES } from '../layout/feed.js'
 
 /** A script and its SHA1, for EVALSHA (runScript). */
 export interface ReplicaScript {

@@ -4,7 +4,7 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { ArrayProbe, shardBytesOf } from '@bloomkit/core/store'
 import { shardOf } from '@bloomkit/core/spec'
-import type { FeedEntry } from '../feed.js'
+import type { FeedEntry } from '../layout/feed.js'
 
 /** A shard's place in its feed: the entry last applied, known by its ID and its tag (docs/SPEC.md 9.12). */
 export interface FeedPosition {

@@ -2,10 +2,10 @@
 // step as the first bytes, the rest follows in 1 MiB reads (each with the marker), then a catch-up
 // from that entry proves the feed still holds it, so that no reset came between (the bits read are
 // then of that entry's time or later, and the entries after it complete them).
-import { decodeFeedEntry } from '../feed.js'
+import { decodeFeedEntry } from '../layout/feed.js'
 import { dataLost } from '../errors.js'
-import { IO_CHUNK_BYTES, type ShardGenerations } from '../generations.js'
-import { runScript } from '../scripts.js'
+import { IO_CHUNK_BYTES, type ShardGenerations } from '../layout/shard-generations.js'
+import { runScript } from '../layout/scripts.js'
 import { catchUp, FRESH, LOST } from './catch-up.js'
 import type { ReplicaShards } from './replica-shards.js'
 import { LOAD_CHUNK } from './replica-scripts.js'

@@ -1,7 +1,7 @@
 // What open and create do with the `replica` option of a fixed filter: check that a replica can
 // follow the filter and fits its memory bound, then load it and start following.
 import type { BitStore, KeyHasher } from '@bloomkit/core/store'
-import type { ShardGenerations } from '../generations.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
 import { Replica, refuseWithoutFeed } from './replica.js'
 import { checkReplicaBytes, replicaSettingsOf } from './replica-options.js'
 

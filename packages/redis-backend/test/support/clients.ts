@@ -1,7 +1,7 @@
 import { Cluster, Redis } from 'ioredis'
 import { expect, inject, vi } from 'vitest'
 import { BloomError } from '@bloomkit/core'
-import { KeyNames } from '../../src/key-names.js'
+import { KeyNames } from '../../src/layout/key-names.js'
 import type { RedisClient } from '../../src/wire/client.js'
 
 /**

@@ -4,8 +4,8 @@
 import type { FilterParameters } from '@bloomkit/core'
 import { layeredBatch, SET_BITS, shardBytesOf, testOrSetBatch } from '@bloomkit/core/store'
 import { expect } from 'vitest'
-import { decodeFeedEntry, type FeedEntry } from '../../src/feed.js'
-import type { KeyNames } from '../../src/key-names.js'
+import { decodeFeedEntry, type FeedEntry } from '../../src/layout/feed.js'
+import type { KeyNames } from '../../src/layout/key-names.js'
 import type { RedisClient } from '../../src/wire/client.js'
 
 const { layerBatch } = layeredBatch

@@ -1,11 +1,9 @@
+// A filter's meta hash `<name>:meta` (docs/SPEC.md 9.3, 9.4): its fields encoded, decoded and
+// checked. Pure: what reads and locks it in Redis is meta-lock.ts.
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { checkParameters, crc32, formatParameters, adoptsStored, seedNote, hashSchemes } from '@bloomkit/core/store'
-import { callRedis } from './errors.js'
+import { checkParameters, crc32, hashSchemes } from '@bloomkit/core/store'
 import { FEED_STORE_FORMAT, MAX_FEED_LENGTH } from './feed.js'
 import { badField, storedInteger } from './stored-numbers.js'
-import type { ShardGenerations } from './generations.js'
-import type { RedisClient } from './wire/client.js'
-import { CREATE_META, DROP_META, LOCK_META, UNLOCK_META } from './scripts.js'
 
 const { schemeOf } = hashSchemes
 
@@ -163,102 +161,4 @@ export function randomEpoch(): number {
 /** A random token naming one holder of the lock. */
 export function randomToken(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('')
-}
-
-/** How often a waiting create or open looks again at a filter another process is creating. */
-const POLL_MS = 50
-
-/** The stored meta of `name`, or undefined when there is none. */
-export async function readMeta(client: RedisClient, name: string, timeout: number): Promise<FilterMeta | undefined> {
-  const fields = metaFields(await callRedis(client.hgetall(`${name}:meta`), timeout, `open "${name}"`))
-  if (Object.keys(fields).length === 0) return undefined
-  return decodeMeta(name, fields)
-}
-
-/** Reads the meta, waiting (up to `lockWait` ms) while another process creates or imports the filter. */
-export async function readSettledMeta(client: RedisClient, name: string, timeout: number, lockWait: number): Promise<FilterMeta> {
-  const deadline = Date.now() + lockWait
-  for (;;) {
-    const meta = await readMeta(client, name, timeout)
-    if (meta === undefined) throw new BloomError('BLOOM_NOT_FOUND', `no filter named "${name}" in Redis`)
-    if (meta.state !== 'creating' && meta.state !== 'importing') return meta
-    if (Date.now() >= deadline) {
-      throw new BloomError(
-        'BLOOM_LOCKED',
-        `filter "${name}" is still being ${meta.state === 'creating' ? 'created' : 'imported'} by another process; if it died, RedisBloomFilter.destroy() it and create it again`,
-      )
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS))
-  }
-}
-
-/** How {@link createMeta} judges and words a filter it finds already there. */
-export interface CreateMetaOptions {
-  /** Who asks, in the message of a mismatch: `requested` (a create), `the snapshot is` (an import). Default: `requested`. */
-  readonly theirs?: string
-  /** Whether the caller chose the seed; false (left to chance) takes the stored filter's seed. Default: true. */
-  readonly seeded?: boolean
-  /** Whether the filter is a counting one (meta field `kind` = `counting`). Default: false. */
-  readonly counting?: boolean
-  /** Sizes an earlier release gave these options: a stored filter of one of them is accepted. Default: none. */
-  readonly earlier?: readonly FilterParameters[]
-}
-
-/**
- * Creates the meta hash of `shards`' filter in `state` with lock `token`, unless one exists: then
- * its stored parameters must equal these, the seed aside when `seeded` is false, or one of the
- * `earlier` sizes (else `BLOOM_INCOMPATIBLE`), and its meta is returned.
- */
-export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, options: CreateMetaOptions = {}): Promise<FilterMeta | undefined> {
-  const { theirs = 'requested', seeded = true, counting = false, earlier = [] } = options
-  const { client, names, parameters, epoch, feedLength } = shards
-  const fields = encodeMeta(parameters, epoch, state, token, feedLength)
-  if (counting) fields.push('kind', 'counting')
-  const created = (await shards.call(client.eval(CREATE_META, 1, names.meta, ...fields) as Promise<unknown[]>, what)) as unknown[]
-  if (Number(created[0]) === 1) return undefined
-  const stored = decodeMeta(names.name, metaFields(created.slice(1)))
-  if ((stored.counting === true) !== counting) {
-    throw new BloomError(
-      'BLOOM_INCOMPATIBLE',
-      `filter "${names.name}" exists as a ${stored.counting === true ? 'counting' : 'plain'} filter; ${theirs} a ${counting ? 'counting' : 'plain'} one`,
-    )
-  }
-  // A feed asked for must be there (a replica follows it); a filter that has one is fine without asking.
-  if (feedLength > 0 && stored.feedLength === undefined) {
-    throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${names.name}" exists without a feed (store format ${STORE_FORMAT}); feed: true was asked for. Create the filter with a feed under another name, or import its snapshot there`)
-  }
-  // A creator that left the seed to chance (`seeded` false) takes the stored filter's seed.
-  if (!adoptsStored(parameters, stored.parameters, seeded, earlier)) {
-    throw new BloomError(
-      'BLOOM_INCOMPATIBLE',
-      `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}${seedNote(stored.parameters, parameters)}`,
-    )
-  }
-  return stored
-}
-
-/**
- * Takes the filter's lock for a rebuild, import over an existing filter, or clear; returns the
- * lock's token. `force` takes it from a holder that died.
- */
-export async function lockMeta(shards: ShardGenerations, state: FilterState, force: boolean): Promise<string> {
-  const token = randomToken()
-  const name = shards.names.name
-  const result = String(
-    await shards.call(shards.client.eval(LOCK_META, 1, shards.names.meta, String(shards.epoch), state, token, force ? '1' : '0'), `${state} "${name}"`),
-  )
-  if (result === 'ok') return token
-  if (result === 'missing') throw new BloomError('BLOOM_NOT_FOUND', `filter "${name}" no longer exists (expired or destroyed)`)
-  if (result === 'replaced') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" was destroyed and created again; open it anew`)
-  throw new BloomError('BLOOM_LOCKED', `filter "${name}" is busy (${result}); wait, or pass { force: true } if that process died`)
-}
-
-/** Releases the lock held with `token`, counting a new generation when the bits were replaced. */
-export async function unlockMeta(shards: ShardGenerations, token: string, replaced: boolean, what: string): Promise<void> {
-  await shards.call(shards.client.eval(UNLOCK_META, 1, shards.names.meta, token, replaced ? '1' : '0'), what)
-}
-
-/** Deletes the meta hash if its lock is still held with `token` (a create or import that failed). */
-export async function dropMeta(shards: ShardGenerations, token: string): Promise<void> {
-  await shards.call(shards.client.eval(DROP_META, 1, shards.names.meta, token), 'abandon')
 }

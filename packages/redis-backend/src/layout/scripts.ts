@@ -2,9 +2,9 @@
 // key, or keys sharing a hash tag, so each is atomic in standalone Redis and in a Cluster.
 // Shard scripts take ARGV[1] = the marker's byte offset and ARGV[2], ARGV[3] = the two marker
 // values (4 bytes each) that are acceptable; a shard key without one of them is lost.
-import { callRedis } from './errors.js'
+import { callRedis } from '../errors.js'
 import { ADD_FIELD, RESET_FEED_LUA } from './feed.js'
-import type { RedisClient } from './wire/client.js'
+import type { RedisClient } from '../wire/client.js'
 
 /**
  * Runs a script by EVALSHA, and once more in full by EVAL when the server does not know it yet

@@ -5,7 +5,7 @@
 // of an entry, the arguments and RESP of its XADD, and the Lua that resets a feed.
 import { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { Bytes } from './wire/resp-writer.js'
+import { Bytes } from '../wire/resp-writer.js'
 
 /** The store format of a filter with a feed (`format` in its meta); 1 is a filter without. */
 export const FEED_STORE_FORMAT = 2

@@ -1,11 +1,11 @@
 import { BloomError } from '@bloomkit/core'
 import { shardBytesOf } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
-import { callRedis, dataLost } from './errors.js'
+import { callRedis, dataLost } from '../errors.js'
 import type { KeyNames } from './key-names.js'
 import { resetValue } from './feed.js'
-import { CHECKED_FIELDS, checkedValues, dropMeta, formatOf, unlockMeta } from './meta.js'
-import type { RedisClient } from './wire/client.js'
+import { CHECKED_FIELDS, checkedValues, formatOf } from './meta.js'
+import type { RedisClient } from '../wire/client.js'
 import { SET_MARKER, SWAP_SHARD } from './scripts.js'
 
 /** Bytes per SETRANGE/GETRANGE when writing or reading a shard's bits. */
@@ -265,26 +265,6 @@ export class ShardGenerations {
   /** The meta's remaining TTL in ms, 0 for none (what swapped-in shards get when theirs is gone). */
   async metaTtlMs(what: string): Promise<number> {
     return Math.max(0, Number(await this.call(this.client.pttl(this.names.meta), what)))
-  }
-
-  /**
-   * Undoes an unfinished create, import, rebuild or clear: drops the next generations, then the
-   * meta (with the shards, for a name that was new) or only the lock, counting a generation when
-   * `replaced` (some shards may have been swapped before the failure).
-   */
-  async abandon(token: string, dropNew: boolean, replaced = false): Promise<void> {
-    try {
-      await this.forEachShard((shard) => this.call(this.client.del(this.names.nextShard(shard)), 'drop next generation'))
-      if (dropNew) {
-        await this.forEachShard((shard) => this.call(this.client.del(this.names.shard(shard), this.names.feed(shard)), 'abandon'))
-        await dropMeta(this, token)
-      } else {
-        await unlockMeta(this, token, replaced, 'abandon')
-      }
-    } catch {
-      // Redis is failing: the original error is the one to report. A lock left behind is
-      // reported as BLOOM_LOCKED later, with the way out (force, or destroy).
-    }
   }
 
   /**

@@ -63,6 +63,16 @@ export function checkName(name: unknown): string {
   return name
 }
 
+/** The key of the meta hash of the filter `name`, whatever its kind (docs/SPEC.md 9.1, 9.8). */
+export function metaKey(name: string): string {
+  return `${name}:meta`
+}
+
+/** The name of layer `id` of the layered filter `name`: a fixed filter's name, its keys named as any (docs/SPEC.md 9.8). */
+export function layerName(name: string, id: number): string {
+  return `${name}:L${id}`
+}
+
 /**
  * The Redis key names of a named filter:
  * - `<name>:meta`, a hash with the parameters, epoch, generation and state;
@@ -86,7 +96,7 @@ export class KeyNames {
 
   constructor(name: string, shards: number) {
     this.name = checkName(name)
-    this.meta = `${name}:meta`
+    this.meta = metaKey(name)
     const base = slotOf(name)
     this.live = []
     this.next = []
