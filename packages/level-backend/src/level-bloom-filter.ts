@@ -1,12 +1,12 @@
 import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
 import { createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
-import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered-level-filter.js'
-import { holdsLayered } from './level-layers.js'
-import { type SnapshotSource } from './import.js'
-import { CountingLevelFilter } from './counting-level-filter.js'
-import { canonicalLocation, closeDatabase, openDatabase } from './database.js'
+import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered/layered-level-filter.js'
+import { holdsLayered } from './layered/level-layers.js'
+import { type SnapshotSource } from './folder/import.js'
+import { CountingLevelFilter } from './counting/counting-level-filter.js'
+import { canonicalLocation, closeDatabase, openDatabase } from './folder/database.js'
 import { LevelBitStore } from './level-bit-store.js'
-import { COUNTING_META_KEY } from './level-counter-store.js'
+import { COUNTING_META_KEY } from './counting/level-counter-store.js'
 import { checkLevelOptions, type LevelCreateStoreOptions } from './options.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources

@@ -1,6 +1,6 @@
 import { crc32 } from '@bloomkit/core/store'
 import { nodeModules, type NodeFs } from './database.js'
-import { corruptStore, dataLost } from './errors.js'
+import { corruptStore, dataLost } from '../errors.js'
 
 /** The anchor's file name in the filter's folder (LevelDB ignores files it did not name). */
 export const ANCHOR_FILE = 'BLOOMKIT-ANCHOR'

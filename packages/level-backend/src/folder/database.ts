@@ -1,6 +1,6 @@
 import { Level } from 'level'
 import { BloomError } from '@bloomkit/core'
-import { storeError } from './errors.js'
+import { storeError } from '../errors.js'
 
 /** A LevelDB database (IndexedDB in browsers) with string keys and byte values. */
 export type Database = Level<string, Uint8Array>

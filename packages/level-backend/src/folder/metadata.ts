@@ -1,8 +1,8 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, crc32, snapshotFormat } from '@bloomkit/core/store'
 import type { Database } from './database.js'
-import { corruptStore, notAFilter } from './errors.js'
-import { checkPageBytes } from './options.js'
+import { corruptStore, notAFilter } from '../errors.js'
+import { checkPageBytes } from '../options.js'
 import { IMPORTING_KEY, META_KEY } from './records.js'
 
 const { readParameterFields, writeParameterFields } = snapshotFormat

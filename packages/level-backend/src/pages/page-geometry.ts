@@ -1,6 +1,6 @@
 import type { FilterParameters } from '@bloomkit/core'
 import { shardBytesOf } from '@bloomkit/core/store'
-import { pageKey } from './records.js'
+import { pageKey } from '../folder/records.js'
 
 /**
  * How a filter's shards are cut into pages. Pages are numbered across the filter,

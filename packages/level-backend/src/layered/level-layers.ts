@@ -1,9 +1,9 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, sameParameters, type LayerEntry, type LayerPolicy, type LayerStorage, type StoredLayer, layerPolicies } from '@bloomkit/core/store'
-import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
+import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from '../folder/database.js'
 import { LayerPool, type PooledLayer } from './layer-pool.js'
-import { LevelBitStore } from './level-bit-store.js'
-import type { LevelCreateStoreOptions } from './options.js'
+import { LevelBitStore } from '../level-bit-store.js'
+import type { LevelCreateStoreOptions } from '../options.js'
 
 const { checkPolicyKind } = layerPolicies
 

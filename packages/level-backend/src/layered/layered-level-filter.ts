@@ -1,10 +1,10 @@
 import { BloomError, LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
 import { createKeyHasher, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
-import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from './database.js'
-import { storeError } from './errors.js'
-import { LevelBitStore } from './level-bit-store.js'
+import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from '../folder/database.js'
+import { storeError } from '../errors.js'
+import { LevelBitStore } from '../level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
-import { checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from './options.js'
+import { checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from '../options.js'
 
 const { layerPolicyOf } = layerPolicies
 

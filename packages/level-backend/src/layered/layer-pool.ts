@@ -1,8 +1,8 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { sameParameters, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
-import { LevelBitStore } from './level-bit-store.js'
-import { Mutex } from './mutex.js'
-import type { LevelStoreOptions } from './options.js'
+import { LevelBitStore } from '../level-bit-store.js'
+import { Mutex } from '../mutex.js'
+import type { LevelStoreOptions } from '../options.js'
 
 /**
  * Layers open at once, at most. Each is a LevelDB of its own, holding ~5 file descriptors (LOCK,

@@ -1,8 +1,8 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { type BitStoreCapabilities, checkParameters, counterKernels, type CounterMode, counterShardBytesOf, type CounterStore, crc32, formatParameters, type PositionBatch, snapshotFormat, SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
-import { canonicalLocation, closeDatabase, openDatabase, type Database } from './database.js'
-import { corruptStore, dataLost, notAFilter, storeError } from './errors.js'
-import { Mutex } from './mutex.js'
+import { canonicalLocation, closeDatabase, openDatabase, type Database } from '../folder/database.js'
+import { corruptStore, dataLost, notAFilter, storeError } from '../errors.js'
+import { Mutex } from '../mutex.js'
 
 const { addCounters, countCounters, decrementKey, incrementKey, testKeyCounters } = counterKernels
 const { readParameterFields, writeParameterFields } = snapshotFormat

@@ -1,5 +1,5 @@
 import type { Database } from './database.js'
-import { dataLost } from './errors.js'
+import { dataLost } from '../errors.js'
 import { decodeVersions, encodeVersions, parseVersionsKey, VERSIONS_RANGE, versionsKey } from './records.js'
 
 /** Pages per page-version record: 16 KiB of versions. */

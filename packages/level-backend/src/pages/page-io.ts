@@ -1,9 +1,9 @@
 import { popcount } from '@bloomkit/core/store'
-import type { Database } from './database.js'
+import type { Database } from '../folder/database.js'
 import type { PageCache } from './page-cache.js'
 import type { PageGeometry } from './page-geometry.js'
-import type { PageVersions } from './page-versions.js'
-import { decodePage, encodePage, PAGE_RANGE, parsePageKey } from './records.js'
+import type { PageVersions } from '../folder/page-versions.js'
+import { decodePage, encodePage, PAGE_RANGE, parsePageKey } from '../folder/records.js'
 
 /** Bytes of pages per LevelDB batch when a checkpoint writes them, so one batch never holds the whole cache. */
 const WRITE_BATCH_BYTES = 4 * 2 ** 20

@@ -1,7 +1,7 @@
 import { CountingBloomFilter, sizeFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type SnapshotSource } from '@bloomkit/core/store'
 import { LevelCounterStore } from './level-counter-store.js'
-import { checkLevelOptions } from './options.js'
+import { checkLevelOptions } from '../options.js'
 
 /**
  * A counting Bloom filter in a LevelDB folder (IndexedDB in browsers): `remove`/`removeMany`

@@ -1,6 +1,6 @@
 import { crc32 } from '@bloomkit/core/store'
 import type { Database } from './database.js'
-import { corruptStore } from './errors.js'
+import { corruptStore } from '../errors.js'
 
 /**
  * The records of a filter's folder (a LevelDB database, or an IndexedDB store), apart from the
