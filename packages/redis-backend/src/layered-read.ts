@@ -15,8 +15,8 @@ import { callRedis } from './errors.js'
 import { markerBytes } from './layout/shard-generations.js'
 import { CHECKED_FIELDS, checkedValues } from './layout/meta.js'
 import { corkWrites, type RedisClient } from './wire/client.js'
-import { runScript } from './layout/scripts.js'
-import { MAX_SCAN_BYTES } from './whole-shard.js'
+import { runScript } from './wire/script.js'
+import { MAX_SCAN_BYTES } from './bits/whole-shard.js'
 
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */
 const BITFIELD_BYTES_PER_PROBE = 34

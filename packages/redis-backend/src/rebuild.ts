@@ -3,8 +3,8 @@ import type { BloomKey } from '@bloomkit/core'
 import type { ShardGenerations } from './layout/shard-generations.js'
 import { abandon, lockMeta, unlockMeta } from './layout/meta-lock.js'
 import { clearStaged } from './resize.js'
-import type { RedisBitStore } from './redis-bit-store.js'
-import { MAX_SCAN_BYTES, orIntoNext } from './whole-shard.js'
+import type { RedisBitStore } from './bits/redis-bit-store.js'
+import { MAX_SCAN_BYTES, orIntoNext } from './bits/whole-shard.js'
 
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384

@@ -3,9 +3,8 @@ import type { BitStoreCapabilities, CounterStore, PositionBatch } from '@bloomki
 import { counterBatchArgs } from './counter-batch-args.js'
 import { ADD_COUNTERS, COUNT_COUNTERS, COUNTER_BATCH } from './counter-scripts.js'
 import { dataLost } from './errors.js'
-import type { ShardGenerations } from './layout/shard-generations.js'
-import { IO_CHUNK_BYTES } from './layout/shard-generations.js'
-import { READ_SHARD, WRITE_SHARD } from './layout/scripts.js'
+import { type ShardGenerations, IO_CHUNK_BYTES } from './layout/shard-generations.js'
+import { READ_SHARD, WRITE_SHARD } from './bits/bit-scripts.js'
 
 /** Counter bytes one merge or count script reads at once: small, since the script blocks its node meanwhile. */
 const SCRIPT_CHUNK_BYTES = 64 * 1024

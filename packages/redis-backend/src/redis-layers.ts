@@ -8,7 +8,7 @@ import { layerName, metaKey } from './layout/key-names.js'
 import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFilterOptions } from './options.js'
 import { isCluster, type RedisClient } from './wire/client.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
-import { runScript } from './layout/scripts.js'
+import { runScript } from './wire/script.js'
 
 const { layerParameters, maxWindow } = layerPolicies
 

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { bitfieldCommand } from '../src/bitfield-command.js'
+import { bitfieldCommand } from '../src/bits/bitfield-command.js'
 
 const encoded = (command: ReturnType<typeof bitfieldCommand>) => (command.toWritable(undefined as never) as Buffer).toString('latin1')
 

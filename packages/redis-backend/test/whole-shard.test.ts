@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { clusterClient, commandsOf, standaloneClient, uniqueName, namesOf } from './support/clients.js'
 import { SET_BITS, TEST_BITS, testOrSetGroup } from '@bloomkit/core/store'
-import { markerOf } from '../src/whole-shard.js'
+import { markerOf } from '../src/bits/whole-shard.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()

@@ -7,7 +7,7 @@ import { decodeFeedEntry } from '../layout/feed.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
 import { CHECKED_FIELDS } from '../layout/meta.js'
 import { isCluster } from '../wire/client.js'
-import { runScript } from '../layout/scripts.js'
+import { runScript } from '../wire/script.js'
 import type { ReplicaShards } from './replica-shards.js'
 import { CATCH_UP } from './replica-scripts.js'
 

@@ -5,7 +5,7 @@
 import { decodeFeedEntry } from '../layout/feed.js'
 import { dataLost } from '../errors.js'
 import { IO_CHUNK_BYTES, type ShardGenerations } from '../layout/shard-generations.js'
-import { runScript } from '../layout/scripts.js'
+import { runScript } from '../wire/script.js'
 import { catchUp, FRESH, LOST } from './catch-up.js'
 import type { ReplicaShards } from './replica-shards.js'
 import { LOAD_CHUNK } from './replica-scripts.js'

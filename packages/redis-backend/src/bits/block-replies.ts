@@ -1,11 +1,11 @@
 // The replies of the block reads a batch connection sent (direct-batch.ts), read in place: per
 // part its shard's marker, then one 64-byte block per key, inside MULTI/EXEC's reply or not.
 import type { PositionBatch } from '@bloomkit/core/store'
-import { lineInteger, errorText, isRedirected, next } from './wire/resp-reader.js'
+import { lineInteger, errorText, isRedirected, next } from '../wire/resp-reader.js'
 import { allBitsInBlock, BLOCK_BYTES, markBitsInBlock } from './block-read.js'
 import type { Part } from './direct-parts.js'
-import { dataLost, storeError } from './errors.js'
-import type { ShardGenerations } from './layout/shard-generations.js'
+import { dataLost, storeError } from '../errors.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
 
 /**
  * Reads the replies at `at` of block reads (`DirectBatches.readBlocks`) and tests the blocks:

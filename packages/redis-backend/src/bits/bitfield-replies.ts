@@ -1,11 +1,11 @@
 // The replies of the BITFIELD commands a batch connection sent (direct-batch.ts), read in place.
 import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
-import { lineInteger, replyEnd, errorText, isRedirected, next } from './wire/resp-reader.js'
+import { lineInteger, replyEnd, errorText, isRedirected, next } from '../wire/resp-reader.js'
 import { copyToNext, discardUnmarked, sendBitfield, sentBits } from './bitfield-command.js'
 import type { Part } from './direct-parts.js'
-import { dataLost, storeError } from './errors.js'
-import type { ShardGenerations } from './layout/shard-generations.js'
+import { dataLost, storeError } from '../errors.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
 import { FED_REPLIES } from './feed-commands.js'
 
 /**

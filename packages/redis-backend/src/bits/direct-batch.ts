@@ -7,17 +7,17 @@
 // them without MULTI/EXEC, its guard standing in for the transaction (see DirectBatches.send).
 import type { PositionBatch } from '@bloomkit/core/store'
 import { bitfieldBytes, sendBitfield, writeBitfield } from './bitfield-command.js'
-import { bulkString, bulkText, Bytes, EXEC, MULTI, putBulkNumber, SLACK_BYTES, viewOf } from './wire/resp-writer.js'
+import { bulkString, bulkText, Bytes, EXEC, MULTI, putBulkNumber, SLACK_BYTES, viewOf } from '../wire/resp-writer.js'
 import { readBitfieldReplies } from './bitfield-replies.js'
 import { readBlockReplies } from './block-replies.js'
 import { BLOCK_BYTES } from './block-read.js'
-import type { BatchConnection, BatchConnections, Replies } from './wire/batch-connection.js'
+import type { BatchConnection, BatchConnections, Replies } from '../wire/batch-connection.js'
 import { FeedCommands, FED_REPLIES } from './feed-commands.js'
 import { NO_CONNECTION, type Part, chunksOf } from './direct-parts.js'
-import type { ShardGenerations } from './layout/shard-generations.js'
-import { slotOf } from './layout/key-names.js'
-import { CHECKED_FIELDS } from './layout/meta.js'
-import { hmgetValues } from './wire/resp-reader.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
+import { slotOf } from '../layout/key-names.js'
+import { CHECKED_FIELDS } from '../layout/meta.js'
+import { hmgetValues } from '../wire/resp-reader.js'
 
 const GETRANGE = new Bytes('*4\r\n$8\r\nGETRANGE\r\n')
 /** The most bytes of a GETRANGE besides its key: the command and two numbers. */

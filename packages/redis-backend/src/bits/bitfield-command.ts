@@ -1,12 +1,12 @@
 import { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
 import type { Command } from 'ioredis'
-import { dataLost, storeError } from './errors.js'
-import { addArguments, addValue } from './layout/feed.js'
-import type { Generation, ShardGenerations } from './layout/shard-generations.js'
-import { PreEncodedCommand } from './wire/pre-encoded-command.js'
-import { bulkString, Bytes, putBulkNumber, SLACK_BYTES, viewOf } from './wire/resp-writer.js'
-import { DISCARD_UNMARKED, SET_LIVE_AND_NEXT } from './layout/scripts.js'
+import { dataLost, storeError } from '../errors.js'
+import { addArguments, addValue } from '../layout/feed.js'
+import type { Generation, ShardGenerations } from '../layout/shard-generations.js'
+import { PreEncodedCommand } from '../wire/pre-encoded-command.js'
+import { bulkString, Bytes, putBulkNumber, SLACK_BYTES, viewOf } from '../wire/resp-writer.js'
+import { DISCARD_UNMARKED, SET_LIVE_AND_NEXT } from './bit-scripts.js'
 
 /** Each bit's operation before its position: `SET u1 ` or `GET u1 `. */
 const SET_U1 = new Bytes('$3\r\nSET\r\n$2\r\nu1\r\n')

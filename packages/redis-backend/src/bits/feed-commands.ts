@@ -3,9 +3,9 @@
 // `EXEC`, so that its bits and its feed entry are one atomic step (docs/SPEC.md 9.12). Its four
 // replies are read by bitfield-replies.ts.
 import type { PositionBatch } from '@bloomkit/core/store'
-import { bulkText, Bytes, EXEC, MULTI } from './wire/resp-writer.js'
-import { addCommandHead, addValueBytes, putAddValue } from './layout/feed.js'
-import type { ShardGenerations } from './layout/shard-generations.js'
+import { bulkText, Bytes, EXEC, MULTI } from '../wire/resp-writer.js'
+import { addCommandHead, addValueBytes, putAddValue } from '../layout/feed.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
 
 /** Replies of one fed BITFIELD: MULTI's `+OK`, two `+QUEUED`, and EXEC's array of the BITFIELD's and the XADD's replies. */
 export const FED_REPLIES = 4

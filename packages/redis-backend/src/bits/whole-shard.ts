@@ -3,10 +3,10 @@
 // shard's bytes as Redis stores them (SETBIT order: bit p is bit 7 − p % 8 of byte ⌊p / 8⌋),
 // followed by the marker.
 import { SET_BITS, TEST_BITS, testOrSetGroup, type PositionBatch } from '@bloomkit/core/store'
-import { dataLost, storeError } from './errors.js'
-import { addArguments, addValue } from './layout/feed.js'
-import type { Generation, ShardGenerations } from './layout/shard-generations.js'
-import { OR_SCRATCH } from './layout/scripts.js'
+import { dataLost, storeError } from '../errors.js'
+import { addArguments, addValue } from '../layout/feed.js'
+import type { Generation, ShardGenerations } from '../layout/shard-generations.js'
+import { OR_SCRATCH } from './bit-scripts.js'
 
 /** The largest shard (bits and marker) a batch reads or ORs whole: no command moves more than 4 MiB. */
 export const MAX_SCAN_BYTES = 4 << 20

@@ -5,8 +5,9 @@
 // call instead of one JS value per bit.
 import { createHash } from 'node:crypto'
 import { TEST_BITS, testBitSetBit, testOrSetKey, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
-import type { ShardGenerations } from './layout/shard-generations.js'
-import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS, runScript } from './layout/scripts.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
+import { READ_BLOCKS, READ_BLOCKS_ACROSS_SLOTS } from './bit-scripts.js'
+import { runScript } from '../wire/script.js'
 
 /** Bytes per block of the blocked layout (a cache line; 512 bits). */
 const BLOCK_BYTES = 64
