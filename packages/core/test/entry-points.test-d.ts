@@ -104,7 +104,7 @@ test("'@bloomkit/core/store' holds what a backend author needs: at most 40 names
   expectTypeOf<keyof typeof Store.snapshotFormat>().toEqualTypeOf<
     'COUNTING_SNAPSHOT_VERSION' | 'decodeSnapshotHeader' | 'encodeSnapshotHeader' | 'encodeCountingHeader' | 'readParameterFields' | 'SNAPSHOT_HEADER_BYTES' | 'writeParameterFields'
   >()
-  expectTypeOf<keyof typeof Store.snapshotSources>().toEqualTypeOf<'snapshotChunks' | 'peekKind' | 'peekVersion' | 'wholeSnapshot'>()
+  expectTypeOf<keyof typeof Store.snapshotSources>().toEqualTypeOf<'snapshotChunks' | 'peekKind' | 'peekVersion' | 'snapshotReader' | 'wholeSnapshot'>()
   expectTypeOf<keyof typeof Store.layeredFormat>().toEqualTypeOf<
     'decodeLayeredSnapshot' | 'encodeLayeredSnapshot' | 'LAYERED_SNAPSHOT_VERSION' | 'snapshotVersionOf' | 'layerSnapshotOf' | 'snapshotLayerEntries'
   >()

@@ -15,7 +15,7 @@ import { PageGeometry } from './pages/page-geometry.js'
 import { PageIO } from './pages/page-io.js'
 import { PageVersions } from './folder/page-versions.js'
 import { bitRecordDeletions, CHECKPOINT_KEY, COUNTS_KEY, decodeCounts, encodeCheckpoint, encodeCounts, encodeLogRecord, logKey } from './folder/records.js'
-import { newKeys } from './folder/write-ahead-log.js'
+import { checkpointOps, newKeys, readLog, type LoggedBatch } from './folder/write-ahead-log.js'
 
 /**
  * A BitStore in a LevelDB folder (IndexedDB in browsers): the bits in pages, a bounded page cache,
@@ -124,7 +124,7 @@ export class LevelBitStore implements BitStore<false> {
     const pageBytes = pageBytesOf(options)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
-    const { db, meta, anchor } = await importSnapshot(where, snapshot, pageBytes)
+    const { db, meta, anchor } = await importSnapshot(where, snapshot, { pageBytes })
     return LevelBitStore.adopt(where, db, 'cannot be imported into', async () => ({ meta, anchor }), settings)
   }
 
@@ -352,15 +352,13 @@ export class LevelBitStore implements BitStore<false> {
     if (!always && !this.checkpointDue()) return
     await this.inFlight.settle()
     await this.pages.writeDirty()
-    const last: ({ type: 'del'; key: string } | { type: 'put'; key: string; value: Uint8Array })[] = []
-    for (let seq = this.firstSeq; seq < this.nextSeq; seq++) last.push({ type: 'del', key: logKey(seq) })
+    const last = checkpointOps(this.firstSeq, this.nextSeq, this.storedLogStart)
     // The counts go with the log's deletion: a counts record is trusted only when no log is left.
     if (this.countsChanged) {
       last.push(this.counts === undefined ? { type: 'del', key: COUNTS_KEY } : { type: 'put', key: COUNTS_KEY, value: encodeCounts(this.counts) })
     }
     const versions = this.versions.takeChanges()
     last.push(...versions)
-    if (this.nextSeq !== this.storedLogStart) last.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(this.nextSeq) })
     if (last.length > 0) {
       try {
         await this.db.batch(last, { sync: true })
@@ -381,8 +379,9 @@ export class LevelBitStore implements BitStore<false> {
    * @throws BloomError as {@link replayLog}.
    */
   private async replay(): Promise<void> {
-    const apply = (batch: PositionBatch) => this.applier.apply(batch, new Uint8Array(batch.size), true, this.counts)
-    const { logStart, next, logBytes } = await replayLog(this.location, this.db, this.parameters, this.shardBytes, this.versions, this.anchor, apply)
+    const records = readLog(this.location, this.db, this.parameters, this.shardBytes)
+    const apply = ({ batch }: LoggedBatch) => this.applier.apply(batch, new Uint8Array(batch.size), true, this.counts)
+    const { logStart, next, logBytes } = await replayLog(this.location, this.db, this.versions, this.anchor, records, apply)
     this.logBytes += logBytes
     this.firstSeq = this.storedLogStart = logStart
     this.nextSeq = next

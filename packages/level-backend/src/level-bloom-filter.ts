@@ -6,7 +6,7 @@ import { type SnapshotSource } from './folder/import.js'
 import { CountingLevelFilter } from './counting/counting-level-filter.js'
 import { canonicalLocation, closeDatabase, openDatabase } from './folder/database.js'
 import { LevelBitStore } from './level-bit-store.js'
-import { COUNTING_META_KEY } from './counting/level-counter-store.js'
+import { COUNTING_META_KEY } from './folder/counting-metadata.js'
 import { checkLevelOptions, type LevelCreateStoreOptions } from './options.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources
@@ -61,7 +61,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
     // With `counting: true`, a counting filter (counting-level-filter.ts), which refuses `growth` and
     // `window`. (`counting` is a boolean by now: checkLevelOptions refused 1, 'yes' and null.)
     if ((options as { counting?: boolean }).counting === true) {
-      return CountingLevelFilter.create(location, options as SizingOptions)
+      return CountingLevelFilter.create(location, options as LevelCreateOptions)
     }
     // With `growth` or `window`, a layered filter (layered-level-filter.ts).
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
@@ -90,7 +90,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
     checkLevelOptions('LevelBloomFilter.open', options)
     const kind = options.kind // checked by checkLevelOptions
     if (kind === 'layered') return LayeredLevelFilter.open(location, options)
-    if (kind === 'counting') return CountingLevelFilter.open(location)
+    if (kind === 'counting') return CountingLevelFilter.open(location, options)
     let counting = false
     const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
       if (error instanceof BloomError && (error.code === 'BLOOM_CORRUPT_STORE' || error.code === 'BLOOM_NOT_FOUND')) {
@@ -107,7 +107,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
       }
       throw error
     })
-    if (counting) return CountingLevelFilter.open(location)
+    if (counting) return CountingLevelFilter.open(location, options)
     if (store === undefined) return LayeredLevelFilter.open(location, options)
     return LevelBloomFilter.over(store)
   }
@@ -131,7 +131,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
     const kind = options.kind // checked by checkLevelOptions
     const { kind: found, source } = await peekKind(snapshot, kind)
     if (found === 'layered') return LayeredLevelFilter.import(location, await wholeSnapshot(source), options)
-    if (found === 'counting') return CountingLevelFilter.import(location, source)
+    if (found === 'counting') return CountingLevelFilter.import(location, source, options)
     return LevelBloomFilter.over(await LevelBitStore.import(location, source, options))
   }
 

@@ -127,11 +127,12 @@ export function checkPageBytes(pageBytes: unknown): number {
 }
 
 /**
- * Asserts that the filter has at most 2^24 pages of `pageBytes`.
+ * Asserts that the filter has at most 2^24 pages of `pageBytes` (of `shardBytes` per shard: its
+ * bits', or a counting filter's counters').
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `pageBytes`.
  */
-export function checkPageTable(parameters: FilterParameters, pageBytes: number): void {
-  const pages = parameters.shards * Math.ceil(shardBytesOf(parameters) / pageBytes)
+export function checkPageTable(parameters: FilterParameters, pageBytes: number, { shardBytes = shardBytesOf(parameters) }: { readonly shardBytes?: number } = {}): void {
+  const pages = parameters.shards * Math.ceil(shardBytes / pageBytes)
   if (pages > MAX_PAGES) {
     throw invalidParameter('pageBytes', `large enough for at most ${MAX_PAGES} pages (${pages} pages for ${parameters.bits} bits)`, pageBytes)
   }

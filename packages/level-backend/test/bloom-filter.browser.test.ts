@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from 'vitest'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
+import { FOLDER_KINDS, openKind } from './support/kinds.js'
 
 // browser-level keeps each location in an IndexedDB database named with this prefix.
 const PREFIX = 'level-js-'
@@ -64,12 +65,15 @@ test('in the browser too: a missing name is BLOOM_NOT_FOUND, another filter is B
   await expect(LevelBloomFilter.open(target)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
 })
 
-test('in IndexedDB too, a page that vanished is BLOOM_DATA_LOST naming it, never a page of zeros', async () => {
+test.each(FOLDER_KINDS)('$kind: in IndexedDB too, a page that vanished is BLOOM_DATA_LOST naming it, never a page of zeros', async (folderKind) => {
   const name = nameOf('lost-page')
-  const filter = await LevelBloomFilter.create(name, { capacity: 20_000, errorRate: 0.01, pageBytes: 4096 })
+  const filter = await LevelBloomFilter.create(name, { capacity: 20_000, errorRate: 0.01, pageBytes: 4096, ...folderKind.create })
   const added = keys('in', 5000)
   await filter.addMany(added)
   await filter.close()
+  const reopened = await openKind(name, folderKind)
+  expect((await reopened.hasMany(added)).every(Boolean)).toBe(true)
+  await reopened.close()
   // Delete one page record behind the filter's back, as a lost write would leave it.
   const { Level } = await import('level')
   const raw = new Level<string, Uint8Array>(name, { valueEncoding: 'view' })
@@ -77,7 +81,7 @@ test('in IndexedDB too, a page that vanished is BLOOM_DATA_LOST naming it, never
   const pages = await raw.keys({ gte: 'p', lt: 'q' }).all()
   await raw.del(pages[0])
   await raw.close()
-  const again = await LevelBloomFilter.open(name, { kind: 'fixed' })
+  const again = await openKind(name, folderKind)
   await expect(again.hasMany(added)).rejects.toMatchObject({ code: 'BLOOM_DATA_LOST', message: expect.stringContaining('page 0 of shard 0 is missing') })
   await again.close()
 })

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
+import { checkParameters, crc32, snapshotFormat } from '@bloomkit/core/store'
 import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { CountingMemoryFilter } from '@bloomkit/memory-backend/counting'
 import { countingFilterSuite } from '../../../test-support/counting-suite.js'
@@ -85,7 +87,7 @@ describe('CountingLevelFilter', () => {
     await filter.add('k')
     await filter.close()
     await withRaw(location, async (db) => {
-      for await (const key of db.keys({ gte: 'c0', lt: 'cg' })) await db.del(key)
+      for await (const key of db.keys({ gte: 'p', lt: 'q' })) await db.del(key)
     })
     const reopened = await CountingLevelFilter.open(location)
     try {
@@ -93,5 +95,45 @@ describe('CountingLevelFilter', () => {
     } finally {
       await reopened.close()
     }
+  })
+})
+
+describe('CountingLevelFilter folders and imports', () => {
+  test('a counting folder of format version 1 (unversioned pages, before the first release with counting filters) is refused with BLOOM_UNSUPPORTED_VERSION and a remedy', async () => {
+    const location = folders.path()
+    // Format 1 as that build wrote it: the counting record (magic "BLKC", version 1) and raw 16 KiB pages under `c` keys.
+    const record = new Uint8Array(40)
+    const view = new DataView(record.buffer)
+    view.setUint32(0, 0x434b4c42, true)
+    view.setUint16(4, 1, true)
+    snapshotFormat.writeParameterFields(view, checkParameters({ bits: 1024, hashes: 3, shards: 1, seed: 1, layout: 'blocked' }))
+    view.setUint32(24, 16 * 1024, true)
+    view.setUint32(36, crc32(record.subarray(0, 36)), true)
+    await withRaw(location, async (db) => db.batch([{ type: 'put', key: 'counting', value: record }, { type: 'put', key: 'c000000000000', value: new Uint8Array(512) }]))
+    for (const open of [() => CountingLevelFilter.open(location), () => LevelBloomFilter.open(location)]) {
+      await expect(open()).rejects.toMatchObject({ code: 'BLOOM_UNSUPPORTED_VERSION', message: expect.stringMatching(/counting folder format version 1 .*export it with the build that wrote it and import the snapshot/) })
+    }
+  })
+
+  test('a counting snapshot whose header promises far more than it holds is refused before anything is sized by it, and leaves no folder', async () => {
+    // 2 GiB of counters declared, 1000 bytes sent.
+    const header = snapshotFormat.encodeCountingHeader({ parameters: checkParameters({ bits: 2 ** 32, hashes: 7, shards: 1, seed: 1, layout: 'blocked' }), items: 0 })
+    const whole = new Uint8Array(header.length + 1000)
+    whole.set(header)
+    const folder = folders.path()
+    await expect(LevelBloomFilter.import(folder, whole)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_SNAPSHOT', message: expect.stringContaining('its header describes 2147483692') })
+    expect(existsSync(folder)).toBe(false)
+    // Streamed, the length is not known until the end: what the import holds when it asks for more is bounded by what came.
+    let grown = Number.NaN
+    const before = process.memoryUsage().arrayBuffers
+    async function* streamed() {
+      yield header
+      yield new Uint8Array(1000)
+      grown = process.memoryUsage().arrayBuffers - before
+    }
+    const streamedFolder = folders.path()
+    await expect(CountingLevelFilter.import(streamedFolder, streamed())).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_SNAPSHOT', message: expect.stringContaining('truncated') })
+    expect(grown).toBeLessThan(64 * 2 ** 20)
+    expect(existsSync(streamedFolder)).toBe(false)
   })
 })

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { LevelBloomFilter } from '@bloomkit/level-backend'
 import { childBuildForTests } from './support/child-build.js'
+import { FOLDER_KINDS, type FolderKind, openKind } from './support/kinds.js'
 import { runChild } from './support/run-child.js'
 import { tempFolders } from './support/temp-folders.js'
 
@@ -24,8 +25,8 @@ function lastAdded(lines: string[]): number {
 }
 
 /** Reopens the folder in this process and checks every batch the child saw resolve. */
-async function checkSurvivors(folder: string, batches: number): Promise<void> {
-  const filter = await LevelBloomFilter.open(folder, { kind: 'fixed' })
+async function checkSurvivors(folder: string, batches: number, folderKind: FolderKind): Promise<void> {
+  const filter = await openKind(folder, folderKind)
   try {
     const found = await filter.hasMany(keysOf(batches))
     expect(found.filter((x) => !x).length).toBe(0)
@@ -34,13 +35,21 @@ async function checkSurvivors(folder: string, batches: number): Promise<void> {
     expect(count).toBeGreaterThanOrEqual(Math.floor(batches * BATCH_KEYS * 0.97))
     let bytes = 0
     for await (const chunk of filter.exportChunks()) bytes += chunk.length
-    expect(bytes).toBe(40 + filter.parameters.bits / 8 + 4)
+    expect(bytes).toBe(40 + folderKind.payloadBytes(filter.parameters.bits) + 4)
   } finally {
     await filter.close()
   }
 }
 
-describe('SIGKILL in the middle of a long load', () => {
+/**
+ * What the child's `load` creates for a kind: a counting filter writes its pages with every batch,
+ * so it gets a smaller filter than the plain one's default (2 000 000 keys), for a quick load.
+ */
+function loadOptions(folderKind: FolderKind, capacity = 100_000): object {
+  return folderKind.kind === 'counting' ? { ...folderKind.create, capacity } : folderKind.create
+}
+
+describe.each(FOLDER_KINDS)('$kind: SIGKILL in the middle of a long load', (folderKind) => {
   const variants = [
     { name: 'default options', options: {}, killAfter: 40 },
     // Tiny pages, cache and checkpoint threshold: evictions and checkpoints run all the time, so the kill lands in them.
@@ -50,7 +59,7 @@ describe('SIGKILL in the middle of a long load', () => {
   for (const { name, options, killAfter } of variants) {
     test(`${name}: every add that resolved before the kill is there after reopening`, async () => {
       const folder = folders.path()
-      const child = runChild(childEntry(), 'load', folder, { ...options, batchKeys: BATCH_KEYS })
+      const child = runChild(childEntry(), 'load', folder, { ...loadOptions(folderKind), ...options, batchKeys: BATCH_KEYS })
       await child.waitFor((line) => line === `added ${killAfter}`)
       child.process.kill('SIGKILL')
       const { signal } = await child.exited
@@ -58,16 +67,16 @@ describe('SIGKILL in the middle of a long load', () => {
       expect(child.lines).not.toContain('closed')
       const resolved = lastAdded(child.lines) + 1
       expect(resolved).toBeGreaterThan(killAfter)
-      await checkSurvivors(folder, resolved)
+      await checkSurvivors(folder, resolved, folderKind)
     })
   }
 })
 
-describe('disk full', () => {
+describe.each(FOLDER_KINDS)('$kind: disk full', (folderKind) => {
   test('a write that fails (file size limit, EFBIG) rejects with BLOOM_STORE_UNAVAILABLE and its cause; what resolved survives', async () => {
     const folder = folders.path()
-    // 2 MiB per file: LevelDB's log outgrows it after a few dozen batches.
-    const child = runChild(childEntry(), 'load', folder, { batchKeys: BATCH_KEYS }, 4096)
+    // 2 MiB per file: LevelDB's log outgrows it after a few dozen batches (of a small counting filter's pages too).
+    const child = runChild(childEntry(), 'load', folder, { ...loadOptions(folderKind, 20_000), batchKeys: BATCH_KEYS }, 4096)
     const line = await child.waitFor((l) => l.startsWith('error '), 60_000)
     await child.exited
     const error = JSON.parse(line.slice(6))
@@ -76,14 +85,14 @@ describe('disk full', () => {
     expect(`${error.message} ${error.cause}`).toMatch(/too large|EFBIG|IO error/i)
     const resolved = lastAdded(child.lines) + 1
     expect(resolved).toBeGreaterThan(5)
-    await checkSurvivors(folder, resolved)
+    await checkSurvivors(folder, resolved, folderKind)
   })
 })
 
-describe('locking', () => {
+describe.each(FOLDER_KINDS)('$kind: locking', (folderKind) => {
   test('a second process opening the folder gets BLOOM_LOCKED naming the folder; after close it opens', async () => {
     const folder = folders.path()
-    const filter = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })
+    const filter = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01, ...folderKind.create })
     try {
       const child = runChild(childEntry(), 'open', folder)
       const line = await child.waitFor((l) => l.startsWith('error ') || l === 'opened')
@@ -104,10 +113,10 @@ describe('locking', () => {
 
   test('opening a folder this process already holds fails with BLOOM_LOCKED and does not disturb it', async () => {
     const folder = folders.path()
-    const filter = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })
+    const filter = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01, ...folderKind.create })
     try {
       await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_LOCKED', message: expect.stringContaining(folder) })
-      await expect(LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })).rejects.toMatchObject({ code: 'BLOOM_LOCKED' })
+      await expect(LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01, ...folderKind.create })).rejects.toMatchObject({ code: 'BLOOM_LOCKED' })
       // The lock is still held: another process is refused.
       const child = runChild(childEntry(), 'open', folder)
       const line = await child.waitFor((l) => l.startsWith('error ') || l === 'opened')

@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
+import { type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { ShardGenerations } from './layout/shard-generations.js'
 import { KeyNames } from './layout/key-names.js'
 import { abandon, createMeta, lockMeta, readMeta, unlockMeta } from './layout/meta-lock.js'
@@ -8,7 +8,7 @@ import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisRepla
 import { type RedisClient } from './wire/client.js'
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
 
-const { snapshotChunks } = snapshotSources
+const { snapshotChunks, snapshotReader } = snapshotSources
 
 /** What `RedisBloomFilter.import` accepts: a whole snapshot, or its chunks in order (core's type). */
 export type { SnapshotSource }
@@ -80,23 +80,25 @@ async function lock(shards: ShardGenerations, token: string, { force }: { readon
  */
 export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions, { counting = false }: { readonly counting?: boolean } = {}): Promise<ShardGenerations> {
   const ttlMs = ttlMsOf(options)
-  const reader = new SnapshotReader(counting ? 'counting' : 'plain')
+  // A whole snapshot's header is checked against its length before anything is claimed.
+  const reader = snapshotReader(snapshot, counting ? 'counting' : 'plain')
   const counterBits = counting ? 4 : 0
   let claimed: Claim | undefined
   let committing = false
   // As in a rebuild: once a swap may have happened, a failure still counts a generation (SPEC 9.5).
   let swapping = false
-  const started = new Set<number>()
+  // Each shard's next-generation key grows as its bytes arrive (bytes allocated so far).
+  const allocated = new Map<number, number>()
   try {
     for await (const chunk of snapshotChunks(snapshot)) {
       for (const piece of reader.push(chunk)) {
         claimed ??= await claim(client, name, reader.parameters!, options, counterBits)
-        if (!started.has(piece.shard)) {
-          // Allocated first, so that the writes land in place: growing by SETRANGE would leave
-          // Redis's greedy growth (up to 1 MiB) unused at the end of every shard.
-          started.add(piece.shard)
-          await claimed.shards.allocateNext(piece.shard)
-        }
+        // Allocated ahead of the writes, so that they land in place (growing by SETRANGE would leave
+        // Redis's greedy growth, up to 1 MiB, unused at the end of every shard), but only a step
+        // ahead of the bytes that came: a header that promises more than the snapshot holds costs no memory.
+        const end = piece.offset + piece.bytes.length
+        const had = allocated.get(piece.shard)
+        allocated.set(piece.shard, had === undefined ? await claimed.shards.allocateNext(piece.shard, { through: end }) : await claimed.shards.growNext(piece.shard, had, end))
         await claimed.shards.writeNext(piece.shard, piece.offset, piece.bytes)
       }
       if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, options, counterBits)

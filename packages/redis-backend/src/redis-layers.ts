@@ -93,12 +93,7 @@ export class RedisLayers implements LayerStorage<false> {
       const next = storedInteger(`filter "${this.name}"`, 'nextId', nextId)
       const listed = parseEntries(layers).find((entry) => entry.id > next)
       if (listed !== undefined) throw badField(`filter "${this.name}"`, 'nextId', nextId, `at least every listed id (${listed.id})`)
-      try {
-        return await this.adopt(version, layers)
-      } catch (error) {
-        // A layer listed as ready, gone when opened: lost, unless the list has moved on without it (9.8).
-        if (!isLayerGone(error) || (await this.call(this.client.hget(this.meta, 'version'), 'read layers')) === version) throw error
-      }
+      if (await this.adopt(version, layers)) return
     }
   }
 
@@ -108,8 +103,7 @@ export class RedisLayers implements LayerStorage<false> {
    */
   async unlisted(layers: readonly StoredLayer<false>[]): Promise<boolean> {
     await this.refresh()
-    const listed = new Set(this.layers.map((layer) => layer.entry.id))
-    const gone = layers.filter((layer) => !listed.has(layer.entry.id))
+    const gone = layers.filter((layer) => !this.holds(layer.entry.id))
     // The settle script removes an unlisted layer's count field.
     for (const layer of gone) await this.metaScript(SETTLE, [String(layer.entry.id), '0'], 'count')
     return gone.length > 0
@@ -125,18 +119,45 @@ export class RedisLayers implements LayerStorage<false> {
       'grow',
     )) as [string, string, string | undefined]
     if (id === undefined || id === '' || id === null) {
-      await this.adopt(String(version), String(layers ?? ''))
+      if (!(await this.adopt(String(version), String(layers ?? '')))) await this.refresh()
       return undefined
     }
-    const made = await this.makeLayer({ id: Number(id), ...entry }, parameters)
-    await this.adopt(String(version), String(layers ?? ''), made)
-    return made
+    const listed = { id: Number(id), ...entry }
+    const made = await this.makeLayer(listed, parameters).catch(async (error: unknown) => {
+      // Another process (a rebuild, clear) unlisted and destroyed the layer before it was made: the list moved on.
+      if (!isLayerGone(error) && !(error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND')) throw error
+      await this.refresh()
+      if (this.holds(listed.id)) throw error
+      return undefined
+    })
+    if (made !== undefined && !(await this.adopt(String(version), String(layers ?? ''), made))) await this.refresh()
+    // The list as adopted is at least as new as the one that listed it: an id missing from it is gone for good.
+    if (made !== undefined && this.holds(listed.id)) return this.layers.find((layer) => layer.entry.id === listed.id)
+    // Unlisted meanwhile: whatever was created for it after its destruction would stay forever.
+    await RedisBloomFilter.destroy(this.client, `${this.name}:L${id}`, this.options)
+    return undefined
+  }
+
+  /**
+   * After a listed layer was found gone when opened or made: undefined when the list has moved
+   * on since `version` (another process dropped the layer; the caller reads the list again), else
+   * `error` (a layer listed as ready and gone is lost, 9.9).
+   */
+  private async goneUnlessMoved(error: unknown, version: string): Promise<undefined> {
+    const gone = isLayerGone(error) || (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND')
+    if (!gone || (await this.call(this.client.hget(this.meta, 'version'), 'read layers')) === version) throw error
+    return undefined
+  }
+
+  /** Whether the list as this process holds it names layer `id`. */
+  private holds(id: number): boolean {
+    return this.layers.some((layer) => layer.entry.id === id)
   }
 
   async drop(gone: readonly StoredLayer<false>[], reason: DropReason): Promise<void> {
     if (gone.length === 0) return
     const [version, layers] = (await this.call(this.client.eval(UNLIST, 1, this.meta, ...gone.map((layer) => String(layer.entry.id))), 'drop layers')) as [string, string]
-    await this.adopt(String(version), String(layers ?? ''))
+    if (!(await this.adopt(String(version), String(layers ?? '')))) await this.refresh()
     // A passed window's layers expire by their TTL: a process whose clock is a little behind may still read them.
     if (reason === 'cleared') for (const layer of gone) await RedisBloomFilter.destroy(this.client, (layer as RedisLayer).filter.name, this.options)
   }
@@ -269,8 +290,12 @@ export class RedisLayers implements LayerStorage<false> {
   }
 
   /** Holds the list `text` of `version`: opens layers new to this process (`made`: one it just made), closes those unlisted, reads counts. */
-  private async adopt(version: string, text: string, made?: RedisLayer): Promise<void> {
+  private async adopt(version: string, text: string, made?: RedisLayer): Promise<boolean> {
     if (storedInteger(`filter "${this.name}"`, 'version', version) < 1) throw badField(`filter "${this.name}"`, 'version', version, 'at least 1')
+    // Calls of one instance run at once: a list older than one another call adopted meanwhile is not
+    // installed (versions only grow), or it would close layers that list holds and bring back dropped ones.
+    const outdated = () => this.version !== '' && Number(this.version) > Number(version)
+    if (outdated()) return true
     const entries = parseEntries(text)
     const last = this.policy.kind === 'rotating' ? maxWindow(this.policy) : 0
     // A window past the last one (docs/SPEC.md 8) no writer makes: its arithmetic would not be exact.
@@ -279,17 +304,27 @@ export class RedisLayers implements LayerStorage<false> {
     const held = new Map(this.layers.map((layer) => [layer.entry.id, layer]))
     if (made !== undefined) held.set(made.entry.id, made)
     const fresh = entries.filter((entry) => !held.has(entry.id))
-    const ready = fresh.length === 0 ? [] : await this.call(this.client.hmget(this.meta, ...fresh.map((entry) => `ready:${entry.id}`)), 'read layers')
+    // The ready fields with the version, in one read: an entry unlisted meanwhile has lost its ready field,
+    // and taken for not created yet it would be created again, empty.
+    const [now, ...ready] = fresh.length === 0 ? [version] : await this.call(this.client.hmget(this.meta, 'version', ...fresh.map((entry) => `ready:${entry.id}`)), 'read layers')
+    if (now !== version) return false
     const layers: RedisLayer[] = []
     for (const [i, entry] of fresh.entries()) {
       // Anything else than `1` or nothing: a layer taken for not created yet would be created empty, its keys lost.
       if ((ready[i] ?? '1') !== '1') throw badField(`filter "${this.name}"`, `ready:${entry.id}`, ready[i], '1 or missing')
     }
-    for (const entry of entries) layers.push(held.get(entry.id) ?? (await this.openLayer(entry, ready[fresh.indexOf(entry)] === '1')))
-    for (const [id, layer] of held) if (!entries.some((entry) => entry.id === id)) await layer.filter.close()
+    for (const entry of entries) {
+      const layer = held.get(entry.id) ?? (await this.openLayer(entry, ready[fresh.indexOf(entry)] === '1').catch((error: unknown) => this.goneUnlessMoved(error, version)))
+      if (layer === undefined) return false
+      layers.push(layer)
+    }
+    if (outdated()) return true
+    const released = [...held.values(), ...this.layers].filter((layer) => !entries.some((entry) => entry.id === layer.entry.id))
     this.layers = layers
     this.version = version
+    for (const layer of new Set(released)) await layer.filter.close()
     await this.readCounts(layers)
+    return true
   }
 
   private async readCounts(layers: readonly RedisLayer[]): Promise<void> {

@@ -3,7 +3,8 @@ import { BloomFilter } from '@bloomkit/core'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
 import { createKeyHasher } from '@bloomkit/core/store'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
-import { standaloneClient, uniqueName } from './support/clients.js'
+import { namesOf, standaloneClient, uniqueName } from './support/clients.js'
+import { allFeeds, bitsOnlyIn, replay, serverBits } from './support/feeds.js'
 import * as spec from './support/independent.js'
 
 // docs/SPEC.md's "Done when": a reader and writer written from the spec alone
@@ -395,6 +396,48 @@ describe('rotating windows across re-adds, shared with a reader and writer writt
     expect(await copy.hasMany(['w3002', 'spec-late', 'library-late'])).toEqual([true, true, true])
     for (const filter of [lagging, late]) await filter.close()
     await copy.destroy()
+    await library.destroy()
+  })
+})
+
+describe('a filter with a feed (docs/SPEC.md 9.12) shared with the spec’s writer', () => {
+  const parameters = { bits: 4 * 8192, hashes: 7, shards: 4, seed: 4242, scheme: 2 as const }
+
+  /** The server's bits of each shard, as the spec's reader lays them out. */
+  const shardsOf = async (other: spec.Fixed) => Promise.all(other.live.map((key) => redis.getrangeBuffer(key, 0, other.B - 1)))
+
+  test('the spec’s writes appear in the feeds as the library’s replica-side decoding reads them', async () => {
+    const library = await RedisBloomFilter.fromParameters(redis, uniqueName('independent-feed'), { ...parameters, layout: 'blocked' }, { feed: true })
+    const other = await spec.openFixed(redis, library.name)
+    expect(other.feedLength).toBe(1024)
+    await spec.addFixed(redis, other, keys('spec', 1200))
+    const feeds = await allFeeds(redis, namesOf(library), 4)
+    expect(feeds.flat().filter((entry) => entry.kind === 'add')).toHaveLength(4)
+    const [server, replayed] = [await serverBits(redis, namesOf(library), library.parameters), replay(library.parameters, feeds)]
+    expect(bitsOnlyIn(server, replayed)).toEqual([])
+    expect(bitsOnlyIn(replayed, server)).toEqual([])
+    // And the library's own writes read back through the spec's decoding.
+    await library.addMany(keys('library', 800))
+    const theirs = await spec.replayFeeds(redis, other)
+    expect(Buffer.concat(theirs)).toEqual(Buffer.concat(await shardsOf(other)))
+    await library.destroy()
+  })
+
+  test('a filter with a feed the spec’s writer created: the library writes through its feeds, the spec’s reader replays them, and a clear resets them', async () => {
+    const name = uniqueName('independent-feed-created')
+    expect(await spec.createFixed(redis, name, parameters, 0, 64)).toBe(true)
+    const other = await spec.openFixed(redis, name)
+    for (let s = 0; s < 4; s++) expect((await spec.readFeed(redis, other, s)).map((entry) => entry.kind)).toEqual(['r'])
+    const library = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
+    expect((await library.info()).feedLength).toBe(64)
+    await library.addMany(keys('library', 1000))
+    await spec.addFixed(redis, other, keys('spec', 500))
+    expect(Buffer.concat(await spec.replayFeeds(redis, other))).toEqual(Buffer.concat(await shardsOf(other)))
+    await library.clear()
+    for (let s = 0; s < 4; s++) expect((await spec.readFeed(redis, other, s)).map((entry) => entry.kind)).toEqual(['r'])
+    await spec.addFixed(redis, other, keys('after', 300))
+    expect(Buffer.concat(await spec.replayFeeds(redis, other))).toEqual(Buffer.concat(await shardsOf(other)))
+    expect((await library.hasMany(keys('after', 300))).every(Boolean)).toBe(true)
     await library.destroy()
   })
 })

@@ -105,6 +105,43 @@ describe.each([
     await rebuilder.destroy()
   }, 120_000)
 
+  test('while one instance rebuilds over and over, another checks, adds, exports and asks its error rate in loops: every call answers, and keys every rebuild keeps are always found', async () => {
+    const name = uniqueName('rebuild-race')
+    const rebuilder = await LayeredRedisFilter.create(redis, name, { capacity: 500, errorRate: 0.01, growth: 2, seed: 43 })
+    const kept = keys('kept', 300)
+    await rebuilder.addMany(kept)
+    const here = await LayeredRedisFilter.open(other, name)
+    let rebuilding = true
+    const rebuilds = (async () => {
+      try {
+        for (let round = 0; round < 25; round++) await rebuilder.rebuild([...kept, ...keys(`round${round}`, 1000)])
+      } finally {
+        rebuilding = false
+      }
+    })()
+    // Each kind of call in its own loop, so that each meets the rebuilds at many points of theirs.
+    const failures: string[] = []
+    const calls = { hasMany: 0, has: 0, addMany: 0, export: 0, errorRate: 0 }
+    const loop = async (kind: keyof typeof calls, call: () => Promise<unknown>) => {
+      for (; rebuilding; calls[kind]++) await call().catch((error: unknown) => failures.push(`${kind}: ${(error as Error).stack}`))
+    }
+    await Promise.all([
+      loop('hasMany', async () => expect((await here.hasMany(kept)).every(Boolean)).toBe(true)),
+      loop('has', async () => expect(await here.has(kept[calls.has % kept.length])).toBe(true)),
+      // Keys added meanwhile may be dropped by the next rebuild (its source leaves them out): only errors count here.
+      loop('addMany', () => here.addMany(keys(`added${calls.addMany}`, 100))),
+      loop('export', () => here.export()),
+      loop('errorRate', () => here.errorRate()),
+      rebuilds,
+    ])
+    console.log(`calls during 25 rebuilds: ${JSON.stringify(calls)}`)
+    for (const failure of failures) console.log(failure)
+    expect(failures).toEqual([])
+    expect(Buffer.from(await here.export())).toEqual(Buffer.from(await rebuilder.export()))
+    await here.close()
+    await rebuilder.destroy()
+  }, 120_000)
+
   test('keys an instance with the list from before re-adds while a rebuild fills its layer are answered new and found once the old layers are dropped', async () => {
     const name = uniqueName('rebuild-readd')
     const rebuilder = await LayeredRedisFilter.create(redis, name, { capacity: 1000, errorRate: 0.0001, growth: 2, seed: 42 })

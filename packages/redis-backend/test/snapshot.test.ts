@@ -1,8 +1,10 @@
+import { Redis } from 'ioredis'
 import { afterAll, expect, test } from 'vitest'
-import { decodeSnapshot } from '@bloomkit/core/store'
+import { checkParameters, decodeSnapshot, snapshotFormat } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName, errorOf, namesOf } from './support/clients.js'
+import { startRedisServer } from '../../../test-support/redis-servers.js'
+import { clusterClient, standaloneClient, uniqueName, errorOf, fastFail, namesOf } from './support/clients.js'
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -109,4 +111,27 @@ test('merge ORs a memory filter into a Redis one', async () => {
   await filter.merge(other)
   expect((await filter.hasMany(members)).every(Boolean)).toBe(true)
   await filter.destroy()
+})
+
+test('a snapshot whose header promises far more than it holds is refused, and Redis never holds what it promised (whole, or streamed)', async () => {
+  // A server of its own, so that its peak memory is this test's alone.
+  const server = await startRedisServer()
+  const client = new Redis({ host: server.host, port: server.port, ...fastFail })
+  client.on('error', () => {})
+  const peak = async () => Number(/used_memory_peak:(\d+)/.exec(await client.info('memory'))![1])
+  try {
+    // 64 MiB of bits declared, 1000 bytes sent.
+    const header = snapshotFormat.encodeSnapshotHeader({ parameters: checkParameters({ bits: 2 ** 29, hashes: 7, shards: 1, seed: 1, layout: 'blocked' }), items: 0 })
+    const whole = new Uint8Array(header.length + 1000)
+    whole.set(header)
+    const before = await peak()
+    await expect(RedisBloomFilter.import(client, uniqueName('promised'), whole)).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_SNAPSHOT', message: expect.stringContaining('its header describes') })
+    await expect(RedisBloomFilter.import(client, uniqueName('promised-stream'), [header, new Uint8Array(1000)])).rejects.toMatchObject({ code: 'BLOOM_CORRUPT_SNAPSHOT' })
+    // At most one allocation step (4 MiB) beyond the bytes sent, never the 64 MiB promised.
+    expect((await peak()) - before).toBeLessThan(16 * 2 ** 20)
+    expect(await client.dbsize()).toBe(0)
+  } finally {
+    client.disconnect()
+    await server.stop()
+  }
 })

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
-import { layerPolicies } from '@bloomkit/core/store'
+import { createKeyHasher, layeredBatch, layerPolicies } from '@bloomkit/core/store'
 // Not for backends, so not in @bloomkit/core/store: the test reads core's own window rule.
 import { windowOf } from '../../core/src/layered/layer-policy.js'
 import { KeyNames, slotOf } from '../src/layout/key-names.js'
 import { markerBytes } from '../src/layout/shard-generations.js'
+import { addValue, decodeFeedEntry } from '../src/layout/feed.js'
 import { CHECKED_FIELDS, metaCheck } from '../src/layout/meta.js'
 import { GROW, LAYERED_CHECKED_FIELDS, layeredCheck, parseEntries } from '../src/layered-meta.js'
 import { DEFAULT_SHARD_BITS } from '../src/options.js'
@@ -73,6 +74,8 @@ const markers = block<MarkerVector[]>('json redis markers')
 const layers = block<LayerVector[]>('json redis layers')
 const list = block<ListVector>('json redis list')
 const windows = block<WindowVector[]>('json redis windows')
+const feedKeys = block<Array<{ name: string; shards: number; feeds: Array<[number, string]> }>>('json redis feed keys')
+const feedEntries = block<Array<{ seed: number; keys: string[]; tag: string; value: string }>>('json redis feed entries')
 
 const redis = standaloneClient()
 const cluster = clusterClient()
@@ -293,4 +296,52 @@ test('the golden layered snapshots of the memory, LevelDB and Redis backends are
     expect(golden(`redis-${name}`).equals(golden(`memory-${name}`))).toBe(true)
     expect(golden(`level-${name}`).equals(golden(`memory-${name}`))).toBe(true)
   }
+})
+
+describe('docs/SPEC.md 9.12: feeds', () => {
+  test.each(feedKeys)('feed keys of $name with $shards shards', async (vector) => {
+    const names = new KeyNames(vector.name, vector.shards)
+    for (const [shard, key] of vector.feeds) {
+      expect(names.feed(shard)).toBe(key)
+      expect(spec.shardKeys(vector.name, vector.shards, 'feed:')[shard]).toBe(key)
+      // The Cluster puts a shard's feed in the slot of its other keys.
+      expect(Number(await cluster.cluster('KEYSLOT', key))).toBe(names.slot(shard))
+    }
+  })
+
+  test.each(feedEntries)('an add entry of $keys.length keys with seed $seed', async (vector) => {
+    const hasher = await createKeyHasher(vector.seed)
+    const pairs = new Uint32Array(vector.keys.flatMap((key) => (hasher.hash(key), [hasher.a, hasher.b])))
+    const value = Buffer.from(vector.value, 'hex')
+    // The library's encoding (with the vector's tag in place of a fresh one) and decoding.
+    const batch = layeredBatch.layerBatch({ bits: 8192, hashes: 3, shards: 1, seed: vector.seed, scheme: 2, layout: 'blocked' }, pairs)
+    const encoded = addValue(batch, Uint32Array.from(vector.keys.keys()), 0, vector.keys.length)
+    expect(encoded.subarray(8).toString('hex')).toBe(vector.value.slice(16))
+    const decoded = decodeFeedEntry('1-0', [Buffer.from('h'), value])
+    expect(decoded.kind).toBe('add')
+    expect(Buffer.from(decoded.tag).toString('hex')).toBe(vector.tag)
+    expect([...decoded.pairs]).toEqual([...pairs])
+    // The independent reading's.
+    const theirs = vector.keys.map((key) => spec.pairOf(key, vector.seed))
+    expect(spec.entryValue(Buffer.from(vector.tag, 'hex'), theirs).toString('hex')).toBe(vector.value)
+    expect(spec.parseEntry('1-0', [Buffer.from('h'), value]).pairs).toEqual(theirs)
+  })
+
+  test('a filter with a feed holds, after one batch, the reset entry and one add entry whose value is the vector’s past its tag', async () => {
+    const [vector] = feedEntries
+    const filter = await RedisBloomFilter.fromParameters(cluster, uniqueName('spec-feed'), { bits: 8192, hashes: 3, shards: 1, seed: vector.seed, layout: 'blocked' }, { feed: true })
+    await filter.addMany(vector.keys)
+    const raw = (await cluster.xrangeBuffer(new KeyNames(filter.name, 1).feed(0), '-', '+')) as Array<[Buffer, Buffer[]]>
+    expect(raw.map(([, fields]) => fields[0].toString())).toEqual(['r', 'h'])
+    expect(raw[0][1][1].length).toBe(8)
+    expect(raw[1][1][1].subarray(8).toString('hex')).toBe(vector.value.slice(16))
+    await filter.destroy()
+  })
+
+  test('decoding refuses entries no writer makes', () => {
+    for (const fields of [[Buffer.from('x'), Buffer.alloc(8)], [Buffer.from('h'), Buffer.alloc(12)], [Buffer.from('r'), Buffer.alloc(16)], [Buffer.from('h'), Buffer.alloc(7)], [Buffer.from('h'), Buffer.alloc(8), Buffer.from('r'), Buffer.alloc(8)]]) {
+      expect(() => decodeFeedEntry('1-0', fields)).toThrow(expect.objectContaining({ code: 'BLOOM_CORRUPT_STORE' }))
+      expect(() => spec.parseEntry('1-0', fields)).toThrow(expect.objectContaining({ code: 'BLOOM_CORRUPT_STORE' }))
+    }
+  })
 })

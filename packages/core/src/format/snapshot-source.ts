@@ -1,6 +1,7 @@
 import { snapshotChunks, type SnapshotSource } from './chunks.js'
 import { BloomError } from '../errors.js'
 import { snapshotVersionOf } from './layered-snapshot.js'
+import { SnapshotReader, type SnapshotKind } from './snapshot.js'
 import { COUNTING_SNAPSHOT_VERSION, LAYERED_SNAPSHOT_VERSION } from './versions.js'
 
 // One home for what an `open`/`import` that takes any kind of snapshot needs before it knows the
@@ -69,4 +70,13 @@ function concat(chunks: readonly Uint8Array[], length: number): Uint8Array {
     at += chunk.length
   }
   return bytes
+}
+
+/**
+ * A {@link SnapshotReader} for `source`: when the source is a whole snapshot in memory, its header
+ * is checked against its length before any payload is handed out, so an import never sizes
+ * anything after a header that its bytes do not bear out (a stream is checked as it arrives).
+ */
+export function snapshotReader(source: SnapshotSource, kind: SnapshotKind = 'plain'): SnapshotReader {
+  return new SnapshotReader(kind, { length: source instanceof Uint8Array ? source.length : undefined })
 }

@@ -142,16 +142,26 @@ export interface PayloadChunk {
 }
 
 /**
+ * Checks that a snapshot of `length` bytes (when known) is as long as its header describes;
+ * returns the length the header describes.
+ * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` naming both lengths.
+ */
+function checkLength(header: SnapshotHeader, length: number | undefined): number {
+  const expected = snapshotBytes(header.parameters, header.counterBits)
+  if (length !== undefined && length !== expected) {
+    throw corrupt(`is ${length} bytes; its header describes ${expected} (${length < expected ? 'truncated' : 'trailing bytes'})`)
+  }
+  return expected
+}
+
+/**
  * Checks a whole snapshot held in memory and returns its header and payload (a view, not a copy).
  *
  * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT` for a wrong length or checksum; see {@link decodeSnapshotHeader}.
  */
 export function decodeSnapshot(bytes: Uint8Array, kind: SnapshotKind = 'plain'): SnapshotHeader & { readonly payload: Uint8Array } {
   const header = decodeSnapshotHeader(bytes, kind)
-  const expected = snapshotBytes(header.parameters, header.counterBits)
-  if (bytes.length !== expected) {
-    throw corrupt(`is ${bytes.length} bytes; its header describes ${expected} (${bytes.length < expected ? 'truncated' : 'trailing bytes'})`)
-  }
+  const expected = checkLength(header, bytes.length)
   const payload = bytes.subarray(SNAPSHOT_HEADER_BYTES, expected - SNAPSHOT_TRAILER_BYTES)
   const stored = new DataView(bytes.buffer, bytes.byteOffset + expected - SNAPSHOT_TRAILER_BYTES, 4).getUint32(0, true)
   if (stored !== crc32(payload)) throw corrupt('payload fails its CRC-32 check')
@@ -175,10 +185,17 @@ export class SnapshotReader {
   private payloadBytes = 0
   private shardBytes = 0
   private readonly kind: SnapshotKind
+  private readonly length: number | undefined
 
-  /** @param kind `'counting'` to read a counting filter's snapshot (version 3) instead of a plain one. */
-  constructor(kind: SnapshotKind = 'plain') {
+  /**
+   * @param kind `'counting'` to read a counting filter's snapshot (version 3) instead of a plain one.
+   * @param options.length The snapshot's length in bytes, when known (a whole snapshot in memory):
+   *   a header that describes another length is refused as soon as it is read, before any payload
+   *   is handed out, so that nothing is sized after a header the bytes do not bear out.
+   */
+  constructor(kind: SnapshotKind = 'plain', { length }: { readonly length?: number } = {}) {
     this.kind = kind
+    this.length = length
   }
 
   /** The header, once 40 bytes have arrived. */
@@ -204,7 +221,9 @@ export class SnapshotReader {
         i += take
         this.received += take
         if (this.received === SNAPSHOT_HEADER_BYTES) {
-          this.header = decodeSnapshotHeader(this.headerBytes, this.kind)
+          const header = decodeSnapshotHeader(this.headerBytes, this.kind)
+          checkLength(header, this.length)
+          this.header = header
           const width = Math.max(1, this.header.counterBits ?? 0)
           this.payloadBytes = payloadBytesOf(this.header.parameters, this.header.counterBits)
           this.shardBytes = shardBytesOf(this.header.parameters) * width

@@ -1,6 +1,5 @@
-import { BloomError } from '../errors.js'
 import { layerBatch } from './layered-batch.js'
-import { foundForPairs, stillNew } from './layered-steps.js'
+import { foundForPairs, mayBeDropped, stillNew } from './layered-steps.js'
 import type { LayerStorage, StoredLayer } from './layer-storage.js'
 
 /**
@@ -125,8 +124,7 @@ async function unlessDropped<T>(context: AddContext, layer: StoredLayer<false>, 
     return await call
   } catch (error) {
     const unlisted = context.storage.unlisted
-    const mayBeDropped = error instanceof BloomError && (error.code === 'BLOOM_DATA_LOST' || (error.code === 'BLOOM_CLOSED' && !context.isClosed()))
-    if (!mayBeDropped || unlisted === undefined || !(await unlisted.call(context.storage, [layer]))) throw error
+    if (!mayBeDropped(error, context.isClosed()) || unlisted === undefined || !(await unlisted.call(context.storage, [layer]))) throw error
     return DROPPED
   }
 }

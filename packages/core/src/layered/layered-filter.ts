@@ -8,7 +8,7 @@ import { hashPairs, keyBatches } from './layered-batch.js'
 import { errorRateSteps, exportSteps, layerInfos } from './layered-report.js'
 import type { LayeredFilterOptions, LayerStorage, StoredLayer } from './layer-storage.js'
 import { layerCapacity, layeredMergeRefused, layerParameters, windowOf, type LayerInfo, type LayerPolicy } from './layer-policy.js'
-import { checkClock, foundIn, probeOf, runSteps, type Probe, type Steps } from './layered-steps.js'
+import { checkClock, foundIn, mayBeDropped, probeOf, runSteps, type Probe, type Steps } from './layered-steps.js'
 import { checkClockOption } from '../option-values.js'
 import { TickBatch } from './tick-batch.js'
 
@@ -141,7 +141,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     const hasher = this.hasher
     return this.run(
       (function* (self: LayeredFilter<Sync>): Steps<number> {
-        return yield* errorRateSteps(hasher, yield* self.liveLayers())
+        return yield* self.reportLive((layers) => errorRateSteps(hasher, layers))
       })(this),
     )
   }
@@ -156,7 +156,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     const hasher = this.hasher
     return this.run(
       (function* (self: LayeredFilter<Sync>): Steps<Uint8Array> {
-        return yield* exportSteps(self.policy, hasher, yield* self.liveLayers())
+        return yield* self.reportLive((layers) => exportSteps(self.policy, hasher, layers))
       })(this),
     )
   }
@@ -216,6 +216,19 @@ export class LayeredFilter<Sync extends boolean = boolean> {
   /** The live layers after moving to the clock's window, mapped by `map`. */
   private *liveSteps<T>(map: (layers: readonly StoredLayer<Sync>[]) => T): Steps<T> {
     return map(yield* this.liveLayers())
+  }
+
+  /** `report` of the live layers; over again on the list as it is now when a layer it read was dropped meanwhile by another process. */
+  private *reportLive<T>(report: (layers: readonly StoredLayer<Sync>[]) => Steps<T>): Steps<T> {
+    for (;;) {
+      const layers = yield* this.liveLayers()
+      try {
+        return yield* report(layers)
+      } catch (error) {
+        const unlisted = this.storage.unlisted
+        if (unlisted === undefined || !mayBeDropped(error, this.closed) || !((yield unlisted.call(this.storage, layers)) as boolean)) throw error
+      }
+    }
   }
 
   private *liveLayers(): Steps<readonly StoredLayer<Sync>[]> {

@@ -17,6 +17,15 @@ export interface Probe {
   add(a: number, b: number): boolean
 }
 
+/**
+ * Whether a layer's `error` may mean that another process dropped the layer: its data is gone
+ * (`BLOOM_DATA_LOST`), or the port released it on reading a list without it (`BLOOM_CLOSED`,
+ * unless the filter itself was closed). Only the list read again tells (`LayerStorage.unlisted`).
+ */
+export function mayBeDropped(error: unknown, filterClosed: boolean): boolean {
+  return error instanceof BloomError && (error.code === 'BLOOM_DATA_LOST' || (error.code === 'BLOOM_CLOSED' && !filterClosed))
+}
+
 /** The keys of `pending` (indexes into the batch's hash pairs) that `layer` does not hold. */
 export async function stillNew(layer: StoredLayer, pairs: Uint32Array, pending: number[]): Promise<number[]> {
   const out = new Uint8Array(pending.length)

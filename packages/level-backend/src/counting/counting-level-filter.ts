@@ -1,14 +1,16 @@
 import { CountingBloomFilter, sizeFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type SnapshotSource } from '@bloomkit/core/store'
 import { LevelCounterStore } from './level-counter-store.js'
-import { checkLevelOptions } from '../options.js'
+import { checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from '../options.js'
 
 /**
  * A counting Bloom filter in a LevelDB folder (IndexedDB in browsers): `remove`/`removeMany`
  * beside `add`/`has`/`addMany`/`hasMany`, every method a Promise. A 4-bit counter per position
  * (docs/SPEC.md, section 10): the folder holds `bits / 2` bytes of counters. One process at a time
  * (LevelDB's lock); within it, every batch runs alone and its pages are written in one atomic
- * LevelDB batch, so a key's counters change together or not at all.
+ * LevelDB batch, so a key's counters change together or not at all. The folder has a plain one's
+ * checks (page versions and CRC-32s, a log without gaps, the anchor file): what LevelDB loses is
+ * `BLOOM_DATA_LOST`, never a key read absent.
  *
  * `remove` is for keys you added: removing a key that reads absent changes nothing and resolves
  * to false, but removing a never-added key that reads present (a false positive) decrements
@@ -39,14 +41,15 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
   /**
    * A new counting filter in `location` sized for `capacity` keys at `errorRate` (the plain
    * filter's sizing), or the counting filter already there with these parameters. Also reached by
-   * `LevelBloomFilter.create(location, { …, counting: true })`.
-   * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter, or other parameters, there), `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`, …
+   * `LevelBloomFilter.create(location, { …, counting: true })`. Store options: `pageBytes`, `sync`
+   * and `checkpointBytes` as for a plain filter (`cacheBytes` does not apply: the counters read stay in memory).
+   * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter, or other parameters, there), `BLOOM_DATA_LOST`, `BLOOM_LOCKED`, `BLOOM_INVALID_PARAMETER`, …
    */
-  static async create(location: string, options: SizingOptions): Promise<CountingLevelFilter> {
+  static async create(location: string, options: SizingOptions & LevelCreateStoreOptions): Promise<CountingLevelFilter> {
     checkLevelOptions('CountingLevelFilter.create', options)
     optionChecks.checkCountingCreate(options)
     const { parameters, seeded, earlier } = newFilterParameters(options, sizeFilter, earlierSizeFilter)
-    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, { seeded, earlier }))
+    return CountingLevelFilter.over(await LevelCounterStore.create(location, parameters, options, { seeded, earlier }))
   }
 
   /** A new counting filter with explicit parameters. */
@@ -56,19 +59,21 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
   }
 
   /**
-   * The counting filter in `location`.
-   * @throws BloomError `BLOOM_INCOMPATIBLE` for a plain filter's folder (open it with `LevelBloomFilter.open`), `BLOOM_NOT_FOUND`, `BLOOM_LOCKED`.
+   * The counting filter in `location`; checks its log and anchor, as a plain open does.
+   * @throws BloomError `BLOOM_INCOMPATIBLE` for a plain filter's folder (open it with `LevelBloomFilter.open`), `BLOOM_NOT_FOUND`,
+   *   `BLOOM_DATA_LOST` (LevelDB lost records the filter wrote; later calls that read a lost page raise it too), `BLOOM_CORRUPT_STORE`,
+   *   `BLOOM_UNSUPPORTED_VERSION` (a counting folder of format version 1, from a build before the first release with counting filters), `BLOOM_LOCKED`.
    */
-  static async open(location: string): Promise<CountingLevelFilter> {
-    return CountingLevelFilter.over(await LevelCounterStore.open(location))
+  static async open(location: string, options: LevelStoreOptions = {}): Promise<CountingLevelFilter> {
+    return CountingLevelFilter.over(await LevelCounterStore.open(location, options))
   }
 
   /**
    * A new counting filter in `location` (new or empty) from a counting snapshot (format version 3).
    * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a plain snapshot, `BLOOM_CORRUPT_SNAPSHOT`, …
    */
-  static async import(location: string, snapshot: SnapshotSource): Promise<CountingLevelFilter> {
-    return CountingLevelFilter.over(await LevelCounterStore.import(location, snapshot))
+  static async import(location: string, snapshot: SnapshotSource, options: LevelCreateStoreOptions = {}): Promise<CountingLevelFilter> {
+    return CountingLevelFilter.over(await LevelCounterStore.import(location, snapshot, options))
   }
 
   /** The folder (absolute path) or, in browsers, the IndexedDB name. */

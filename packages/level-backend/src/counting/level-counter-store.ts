@@ -1,58 +1,40 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { type BitStoreCapabilities, checkParameters, counterKernels, type CounterMode, counterShardBytesOf, type CounterStore, crc32, formatParameters, type PositionBatch, snapshotFormat, SnapshotReader, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
+import { type BitStoreCapabilities, checkParameters, counterKernels, type CounterMode, counterShardBytesOf, type CounterStore, type PositionBatch, type SnapshotSource } from '@bloomkit/core/store'
+import { existingAnchor, newAnchor, type SequenceAnchor } from '../folder/sequence-anchor.js'
+import { COUNTING_META_KEY, decodeCountingMetadata, encodeCountingMetadata } from '../folder/counting-metadata.js'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from '../folder/database.js'
-import { corruptStore, dataLost, notAFilter, storeError } from '../errors.js'
+import { storeError } from '../errors.js'
+import { importSnapshot } from '../folder/import.js'
+import { readMetadata, type Metadata } from '../folder/metadata.js'
 import { Mutex } from '../mutex.js'
+import { checkAdoptable, replayLog, writeFirstRecords, type Opened } from '../folder/open-folder.js'
+import { checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from '../options.js'
+import { PageCache } from '../pages/page-cache.js'
+import { PageGeometry } from '../pages/page-geometry.js'
+import { PageIO } from '../pages/page-io.js'
+import { PageVersions } from '../folder/page-versions.js'
+import { bitRecordDeletions, CHECKPOINT_KEY, encodeCheckpoint, encodePage, encodePageLogRecord, logKey, META_KEY } from '../folder/records.js'
+import { checkpointOps, readPageLog } from '../folder/write-ahead-log.js'
 
-const { addCounters, countCounters, decrementKey, incrementKey, testKeyCounters } = counterKernels
-const { readParameterFields, writeParameterFields } = snapshotFormat
-const { snapshotChunks } = snapshotSources
-
-/** The record that makes a folder a counting filter's (and tells a plain open to refuse it). */
-export const COUNTING_META_KEY = 'counting'
-/** Counter pages: `c<shard, 4 hex><page, 8 hex>`, each {@link PAGE_BYTES} bytes (the last of a shard may be shorter). */
-const PAGE_PREFIX = 'c'
-/** Counter bytes per page: 16 KiB, 32 768 counters; a multiple of a blocked key's 256-byte block. */
-const PAGE_BYTES = 16 * 1024
-const META_MAGIC = 0x434b4c42 // "BLKC" read little-endian
-const META_VERSION = 1
-const META_BYTES = 40
-
-function pageKey(shard: number, page: number): string {
-  return `${PAGE_PREFIX}${shard.toString(16).padStart(4, '0')}${page.toString(16).padStart(8, '0')}`
-}
-
-function encodeMeta(parameters: FilterParameters): Uint8Array {
-  const bytes = new Uint8Array(META_BYTES)
-  const view = new DataView(bytes.buffer)
-  view.setUint32(0, META_MAGIC, true)
-  view.setUint16(4, META_VERSION, true)
-  writeParameterFields(view, parameters)
-  view.setUint32(24, PAGE_BYTES, true)
-  view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
-  return bytes
-}
-
-function decodeMeta(location: string, bytes: Uint8Array): FilterParameters {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (bytes.length !== META_BYTES || view.getUint32(0, true) !== META_MAGIC) throw notAFilter(location, 'the counting record is not a bloomkit counting filter’s')
-  if (view.getUint32(36, true) !== crc32(bytes.subarray(0, 36))) throw corruptStore(location, 'the counting record fails its CRC-32 check')
-  const version = view.getUint16(4, true)
-  if (version !== META_VERSION) throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: counting folder version ${version}; this release reads ${META_VERSION}`)
-  try {
-    return checkParameters(readParameterFields(view, location))
-  } catch (error) {
-    throw new BloomError('BLOOM_CORRUPT_STORE', `${location}: the counting record holds impossible fields: ${(error as Error).message}`, { cause: error })
-  }
-}
+const { addCounters, counterBatch, countCounters } = counterKernels
 
 /**
- * A counting filter's counters in a LevelDB folder (IndexedDB in browsers): a `counting` record
- * with the parameters, and every shard's `shardBits / 2` counter bytes (docs/SPEC.md, section 10.1)
- * in pages of 16 KiB, all written when the filter is created, so a page LevelDB lost reads as
- * `BLOOM_DATA_LOST`, never as zeros. Every operation runs under one mutex (LevelDB's lock keeps
- * other processes out), and each batch's changed pages go to LevelDB in one atomic `batch()`: a
- * key's counters change all together or not at all. Pages stay cached once read.
+ * Log bytes after which a checkpoint stores the page versions and deletes the log (it also runs at
+ * close), unless `checkpointBytes` says otherwise: a counting log record names pages, not keys, so
+ * 1 MiB of it covers thousands of batches.
+ */
+const DEFAULT_CHECKPOINT_BYTES = 2 ** 20
+
+/**
+ * A counting filter's counters in a LevelDB folder (IndexedDB in browsers), with a plain folder's
+ * durability: the counters in pages that carry a version and a CRC-32, the page versions, a log
+ * numbered without gaps and (in Node) the anchor file (records.ts, page-versions.ts, anchor.ts).
+ * Every batch writes the pages it changed and a log record naming them at their new versions in one
+ * atomic LevelDB batch, so a key's counters change together or not at all, and a checkpoint folds
+ * the log into the stored page versions. So what LevelDB loses is found, as in a plain folder: a
+ * page older than its version, or missing, is `BLOOM_DATA_LOST` when read; a gap in the log, or a
+ * log ending before the anchor, is `BLOOM_DATA_LOST` at open. Every operation runs under one mutex
+ * (LevelDB's lock keeps other processes out), and pages stay in memory once read.
  */
 export class LevelCounterStore implements CounterStore<false> {
   readonly capabilities: BitStoreCapabilities & { readonly sync: false } = { sync: false, persistent: true, shared: false }
@@ -60,103 +42,131 @@ export class LevelCounterStore implements CounterStore<false> {
   readonly counterBits = 4
   /** The folder (absolute path) or, in browsers, the IndexedDB name. */
   readonly location: string
+  /** Whether writes fsync LevelDB's log. */
+  readonly sync: boolean
+  private readonly checkpointBytes: number
   private readonly db: Database
+  private readonly anchor: SequenceAnchor | undefined
   private readonly mutex = new Mutex()
-  private readonly shardBytes: number
-  private readonly pagesPerShard: number
-  /** Each shard's counters; a page is valid where `loaded` says so. */
-  private readonly cache: Uint8Array[] = []
-  private readonly loaded: Uint8Array[] = []
+  private readonly geometry: PageGeometry
+  /** Every page, each in its own slot: the arena is laid out like the counters, shard after shard. */
+  private readonly cache: PageCache
+  private readonly io: PageIO
+  private readonly versions: PageVersions
+  /** Bytes from one shard's counters to the next in the arena. */
+  private readonly stride: number
+  /** `position >>> counterShift` is a counter's page within its shard (two counters a byte). */
+  private readonly counterShift: number
+  /** Scratch: page → 1 while a batch's pages are gathered. */
+  private readonly marks: Uint8Array
+  /** The first log record not yet folded into the stored page versions. */
+  private firstSeq = 0
+  /** The next log record's sequence number. */
+  private nextSeq = 0
+  /** The log start the stored checkpoint record holds. */
+  private storedLogStart = 0
+  private logBytes = 0
   private closed = false
 
-  private constructor(location: string, db: Database, parameters: FilterParameters) {
+  private constructor(location: string, db: Database, { meta, anchor }: Opened, settings: StoreSettings) {
     this.location = location
+    this.sync = settings.sync
+    this.checkpointBytes = settings.checkpointBytes
     this.db = db
-    this.parameters = parameters
-    this.shardBytes = counterShardBytesOf(parameters)
-    this.pagesPerShard = Math.ceil(this.shardBytes / PAGE_BYTES)
+    this.anchor = anchor
+    this.parameters = meta.parameters
+    this.geometry = new PageGeometry(meta.parameters, meta.pageBytes, { shardBytes: counterShardBytesOf(meta.parameters) })
+    const { pages, pageBytes, pagesPerShard } = this.geometry
+    this.cache = new PageCache(pages, pages, pageBytes)
+    this.versions = new PageVersions(pages)
+    this.io = new PageIO(location, db, this.cache, this.geometry, this.versions, this.sync)
+    this.stride = pagesPerShard * pageBytes
+    this.counterShift = Math.log2(pageBytes * 2)
+    this.marks = new Uint8Array(pages)
   }
 
   /**
    * A new counting filter in `location`, or the one there if it has the same parameters (the seed
-   * aside when `seeded` is false), or of one of the `earlier` sizes, kept as it is.
-   * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter or other parameters there), `BLOOM_LOCKED`, …
+   * aside when `seeded` is false), or of one of the `earlier` sizes, kept as it is. Of the store
+   * options, `pageBytes`, `sync` and `checkpointBytes` apply; the counters are held in memory once read.
+   * @throws BloomError `BLOOM_INCOMPATIBLE` (a plain filter or other parameters there), `BLOOM_DATA_LOST`
+   *   (LevelDB lost the filter's records there), `BLOOM_CORRUPT_STORE`, `BLOOM_LOCKED`, …
    */
   static async create(
     location: string,
     input: FilterParametersInput,
+    options: LevelCreateStoreOptions = {},
     { seeded = true, earlier = [] }: { readonly seeded?: boolean; readonly earlier?: readonly FilterParameters[] } = {},
   ): Promise<LevelCounterStore> {
     const parameters = checkParameters(input)
+    const pageBytes = pageBytesOf(options)
+    checkPageTable(parameters, pageBytes, { shardBytes: counterShardBytesOf(parameters) })
+    const settings = counterSettings(options)
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: true })
-    try {
+    return LevelCounterStore.adopt(where, db, 'cannot be created', async () => {
       const stored = await db.get(COUNTING_META_KEY)
       if (stored !== undefined) {
-        const existing = decodeMeta(where, stored)
-        const same = [parameters, ...earlier].some((wanted) => formatParameters(seeded ? existing : { ...existing, seed: wanted.seed }) === formatParameters(wanted))
-        if (!same) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} already holds a counting filter with other parameters: ${formatParameters(existing)}`)
-        return new LevelCounterStore(where, db, existing)
+        const existing = decodeCountingMetadata(where, stored)
+        checkAdoptable(where, parameters, existing.parameters, seeded, earlier)
+        return { meta: existing, anchor: existingAnchor(where) }
       }
-      if ((await db.get('meta')) !== undefined) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a plain filter, not a counting one: open it with LevelBloomFilter.open`)
-      for await (const key of db.keys({ limit: 1 })) throw notAFilter(where, `it holds other data (first key ${JSON.stringify(key.slice(0, 40))})`)
-      const store = new LevelCounterStore(where, db, parameters)
-      await store.writeZeroPages()
-      await db.put(COUNTING_META_KEY, encodeMeta(parameters), { sync: true })
-      return store
-    } catch (error) {
-      await closeDatabase(where, db).catch(() => {})
-      throw storeError(where, 'cannot be created', error)
-    }
+      await refusePlain(where, db)
+      // Nothing else may be there (another application's data, an unfinished import).
+      await readMetadata(where, db, false)
+      const meta: Metadata = { parameters, pageBytes }
+      return { meta, anchor: await writeFirstRecords(where, db, [{ type: 'put', key: COUNTING_META_KEY, value: encodeCountingMetadata(meta) }]) }
+    }, settings)
   }
 
   /**
-   * The counting filter in `location`.
-   * @throws BloomError `BLOOM_INCOMPATIBLE` for a plain filter's folder, `BLOOM_NOT_FOUND`, `BLOOM_LOCKED`, …
+   * The counting filter in `location`; checks the log and the anchor.
+   * @throws BloomError `BLOOM_INCOMPATIBLE` for a plain filter's folder, `BLOOM_NOT_FOUND`, `BLOOM_DATA_LOST`,
+   *   `BLOOM_CORRUPT_STORE`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async open(location: string): Promise<LevelCounterStore> {
+  static async open(location: string, options: LevelStoreOptions = {}): Promise<LevelCounterStore> {
+    const settings = counterSettings(options)
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: false })
-    try {
+    return LevelCounterStore.adopt(where, db, 'cannot be opened', async () => {
       const stored = await db.get(COUNTING_META_KEY)
       if (stored === undefined) {
-        if ((await db.get('meta')) !== undefined) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a plain filter, not a counting one: open it with LevelBloomFilter.open`)
-        throw new BloomError('BLOOM_NOT_FOUND', `${where}: no bloomkit counting filter here`)
+        // No counting record: a plain filter's folder, one whose records LevelDB lost, or none.
+        await refusePlain(where, db)
+        newAnchor(where, false)
+        await readMetadata(where, db, true)
       }
-      return new LevelCounterStore(where, db, decodeMeta(where, stored))
-    } catch (error) {
-      await closeDatabase(where, db).catch(() => {})
-      throw storeError(where, 'cannot be opened', error)
-    }
+      return { meta: decodeCountingMetadata(where, stored!), anchor: existingAnchor(where) }
+    }, settings)
   }
 
   /**
    * A new counting filter in `location` (a new or empty folder) from a counting snapshot (format
-   * version 3), checked whole: the parameters record is written last, so a bad snapshot leaves no filter.
+   * version 3), streamed page by page as a plain import is (import.ts): nothing becomes visible
+   * unless the whole snapshot checks out, and a failed import leaves no folder it created.
    * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION` (a plain snapshot), …
    */
-  static async import(location: string, snapshot: SnapshotSource): Promise<LevelCounterStore> {
+  static async import(location: string, snapshot: SnapshotSource, options: LevelCreateStoreOptions = {}): Promise<LevelCounterStore> {
+    const pageBytes = pageBytesOf(options)
+    const settings = counterSettings(options)
     const where = canonicalLocation(location)
-    const db = await openDatabase(where, { create: true })
+    const { db, meta, anchor } = await importSnapshot(where, snapshot, { pageBytes, kind: 'counting' })
+    return LevelCounterStore.adopt(where, db, 'cannot be imported into', async () => ({ meta, anchor }), settings)
+  }
+
+  /** Wraps an open database holding (once `prepare` resolves) a counting filter, and checks its log; closes the database on failure. */
+  private static async adopt(where: string, db: Database, doing: string, prepare: () => Promise<Opened>, settings: StoreSettings): Promise<LevelCounterStore> {
+    let anchor: SequenceAnchor | undefined
     try {
-      for await (const key of db.keys({ limit: 1 })) throw new BloomError('BLOOM_INVALID_PARAMETER', `location: ${where} is not empty (first key ${JSON.stringify(key.slice(0, 40))}); import into a new folder`)
-      const reader = new SnapshotReader('counting')
-      let store: LevelCounterStore | undefined
-      for await (const chunk of snapshotChunks(snapshot)) {
-        for (const piece of reader.push(chunk)) {
-          store ??= new LevelCounterStore(where, db, reader.parameters!)
-          store.place(piece.shard, piece.offset, piece.bytes)
-        }
-        if (store === undefined && reader.parameters !== undefined) store = new LevelCounterStore(where, db, reader.parameters)
-      }
-      reader.finish()
-      await store!.writeAllPages()
-      await db.put(COUNTING_META_KEY, encodeMeta(store!.parameters), { sync: true })
-      return store!
+      const opened = await prepare()
+      anchor = opened.anchor
+      const store = new LevelCounterStore(where, db, opened, settings)
+      await store.mutex.run(() => store.replay())
+      return store
     } catch (error) {
-      await db.clear().catch(() => {})
+      anchor?.close()
       await closeDatabase(where, db).catch(() => {})
-      throw storeError(where, 'cannot be imported into', error)
+      throw storeError(where, doing, error)
     }
   }
 
@@ -173,166 +183,207 @@ export class LevelCounterStore implements CounterStore<false> {
   }
 
   countBits(): Promise<number[]> {
-    return this.locked(async () => {
+    return this.locked('failed a read', async () => {
       const counts: number[] = []
-      for (let shard = 0; shard < this.parameters.shards; shard++) counts.push(countCounters(await this.wholeShard(shard)).nonZero)
+      for (let shard = 0; shard < this.parameters.shards; shard++) counts.push((await this.countShard(shard)).nonZero)
       return counts
     })
   }
 
   countSaturated(): Promise<number> {
-    return this.locked(async () => {
+    return this.locked('failed a read', async () => {
       let saturated = 0
-      for (let shard = 0; shard < this.parameters.shards; shard++) saturated += countCounters(await this.wholeShard(shard)).saturated
+      for (let shard = 0; shard < this.parameters.shards; shard++) saturated += (await this.countShard(shard)).saturated
       return saturated
     })
   }
 
   readShard(shard: number, offset: number, length: number): Promise<Uint8Array> {
-    return this.locked(async () => {
-      await this.load(shard, offset, offset + length)
-      return this.cache[shard].slice(offset, offset + length)
+    return this.locked('failed a read', async () => {
+      await this.loadRange(shard, offset, length)
+      const at = shard * this.stride + offset
+      return this.cache.arena.slice(at, at + length)
     })
   }
 
   writeShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
-    return this.change(shard, offset, bytes.length, (counters) => counters.set(bytes, offset))
+    return this.change(shard, offset, bytes.length, (arena, at) => arena.set(bytes, at))
   }
 
   /** Adds counters (capped at 15): merge. */
   orShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
-    return this.change(shard, offset, bytes.length, (counters) => addCounters(counters, offset, bytes))
+    return this.change(shard, offset, bytes.length, (arena, at) => addCounters(arena, at, bytes))
   }
 
+  /** Deletes every page and the log in one fsynced batch, as a plain store's clear does: a crash leaves the filter cleared or untouched. */
   clear(): Promise<void> {
-    return this.locked(async () => {
-      for (let shard = 0; shard < this.parameters.shards; shard++) {
-        this.shard(shard).fill(0)
-        this.loaded[shard].fill(1)
-      }
-      await this.writeAllPages()
+    return this.locked('failed a write', async () => {
+      const next = this.nextSeq + 1
+      await this.db.batch([...(await bitRecordDeletions(this.db)), { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(next) }], { sync: true })
+      this.cache.reset()
+      this.versions.reset()
+      this.nextSeq = this.firstSeq = this.storedLogStart = next
+      this.logBytes = 0
+      this.anchor?.advance(next, true)
     })
   }
 
+  /** Folds the log into the stored page versions and closes the folder. */
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.mutex.run(() => closeDatabase(this.location, this.db))
-  }
-
-  private run(mode: CounterMode, batch: PositionBatch, out: Uint8Array): Promise<void> {
-    return this.locked(async () => {
-      const { shards, positions, hashes, size } = batch
-      const touched = new Map<number, Set<number>>()
-      for (let i = 0; i < size; i++) {
-        const shard = shards[i]
-        let pages = touched.get(shard)
-        if (pages === undefined) touched.set(shard, (pages = new Set()))
-        for (let j = 0; j < hashes; j++) pages.add(Math.floor((positions[i * hashes + j] >>> 1) / PAGE_BYTES))
+    await this.mutex.run(async () => {
+      try {
+        await this.checkpoint()
+      } finally {
+        this.anchor?.close()
+        await closeDatabase(this.location, this.db)
       }
-      for (const [shard, pages] of touched) await this.loadPages(shard, [...pages])
-      if (mode === 'test') {
-        for (let i = 0; i < size; i++) out[i] = counterBatchOne(this.cache[shards[i]], batch, i, 'test')
-        return
-      }
-      for (let i = 0; i < size; i++) out[i] = counterBatchOne(this.cache[shards[i]], batch, i, mode)
-      await this.persist([...touched].flatMap(([shard, pages]) => [...pages].map((page) => [shard, page] as const)))
+    }).catch((error: unknown) => {
+      throw storeError(this.location, 'cannot be closed cleanly (the log is kept and checked at the next open)', error)
     })
   }
 
-  /** Writes pages to LevelDB in one atomic batch; on failure forgets the cache, so nothing unwritten is ever read back. */
-  private async persist(pages: ReadonlyArray<readonly [number, number]>): Promise<void> {
-    try {
-      await this.db.batch(pages.map(([shard, page]) => ({ type: 'put' as const, key: pageKey(shard, page), value: this.pageView(shard, page).slice() })))
-    } catch (error) {
-      for (const loaded of this.loaded) loaded.fill(0)
-      throw storeError(this.location, 'write failed', error)
+  private run(mode: CounterMode, batch: PositionBatch, out: Uint8Array): Promise<void> {
+    return this.locked(mode === 'test' ? 'failed a read' : 'failed a write', async () => {
+      const pages = this.pagesOf(batch)
+      await this.load(pages)
+      counterBatch(this.cache.arena, this.stride, batch, out, mode)
+      // A remove that found no key present changed nothing.
+      if (mode === 'increment' || (mode === 'decrement' && out.subarray(0, batch.size).includes(1))) await this.persist(pages)
+    })
+  }
+
+  /** The pages a batch's counters are on, each once. */
+  private pagesOf({ shards, positions, hashes, size }: PositionBatch): number[] {
+    const { marks, counterShift } = this
+    const { pagesPerShard } = this.geometry
+    const pages: number[] = []
+    for (let i = 0, e = 0; i < size; i++) {
+      const base = shards[i] * pagesPerShard
+      for (const end = e + hashes; e < end; e++) {
+        const page = base + (positions[e] >>> counterShift)
+        if (marks[page] === 0) {
+          marks[page] = 1
+          pages.push(page)
+        }
+      }
+    }
+    for (const page of pages) marks[page] = 0
+    return pages
+  }
+
+  /** Loads the pages not held yet, a few MiB at a time, each checked against its CRC-32 and version. */
+  private async load(pages: readonly number[]): Promise<void> {
+    const missing = pages.filter((page) => this.cache.slotOf[page] < 0)
+    for (let at = 0; at < missing.length; at += this.io.stepPages) {
+      this.cache.beginStep()
+      await this.io.load(missing.slice(at, at + this.io.stepPages))
     }
   }
 
-  private change(shard: number, offset: number, length: number, edit: (counters: Uint8Array) => void): Promise<void> {
-    return this.locked(async () => {
-      await this.load(shard, offset, offset + length)
-      edit(this.cache[shard])
-      const pages: Array<[number, number]> = []
-      for (let page = Math.floor(offset / PAGE_BYTES); page * PAGE_BYTES < offset + length; page++) pages.push([shard, page])
+  /** The pages holding bytes [offset, offset + length) of a shard's counters. */
+  private pagesOfRange(shard: number, offset: number, length: number): number[] {
+    const { pageBytes, pagesPerShard } = this.geometry
+    const pages: number[] = []
+    for (let index = Math.floor(offset / pageBytes); index * pageBytes < offset + length; index++) pages.push(shard * pagesPerShard + index)
+    return pages
+  }
+
+  private loadRange(shard: number, offset: number, length: number): Promise<void> {
+    return this.load(this.pagesOfRange(shard, offset, length))
+  }
+
+  private async countShard(shard: number): Promise<{ nonZero: number; saturated: number }> {
+    const { shardBytes } = this.geometry
+    await this.loadRange(shard, 0, shardBytes)
+    return countCounters(this.cache.arena, shard * this.stride, shard * this.stride + shardBytes)
+  }
+
+  private change(shard: number, offset: number, length: number, edit: (arena: Uint8Array, at: number) => void): Promise<void> {
+    return this.locked('failed a write', async () => {
+      const pages = this.pagesOfRange(shard, offset, length)
+      await this.load(pages)
+      edit(this.cache.arena, shard * this.stride + offset)
       await this.persist(pages)
     })
   }
 
-  private locked<T>(section: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new BloomError('BLOOM_CLOSED', 'the store is closed'))
-    return this.mutex.run(section)
-  }
-
-  private shard(shard: number): Uint8Array {
-    if (this.cache[shard] === undefined) {
-      this.cache[shard] = new Uint8Array(this.shardBytes)
-      this.loaded[shard] = new Uint8Array(this.pagesPerShard)
+  /**
+   * Writes the pages, each at its next version, with the log record naming them, in one atomic
+   * batch; then the anchor follows (never ahead of LevelDB). On failure the versions go back and
+   * every page is forgotten, so nothing unwritten is read back.
+   */
+  private async persist(pages: readonly number[]): Promise<void> {
+    const seq = this.nextSeq
+    const before = pages.map((page) => this.versions.table[page])
+    const written = pages.map((page) => this.versions.next(page))
+    const record = encodePageLogRecord(pages, written)
+    const ops = pages.map((page, i) => ({ type: 'put' as const, key: this.geometry.keyOf(page), value: encodePage(this.cache.view(page), written[i]) }))
+    try {
+      await this.db.batch([...ops, { type: 'put', key: logKey(seq), value: record }], { sync: this.sync })
+    } catch (error) {
+      pages.forEach((page, i) => this.versions.revert(page, before[i]))
+      this.cache.reset()
+      throw error
     }
-    return this.cache[shard]
+    this.nextSeq = seq + 1
+    this.logBytes += record.length
+    this.anchor?.advance(this.nextSeq)
+    if (this.logBytes >= this.checkpointBytes) await this.checkpoint()
   }
 
-  private pageView(shard: number, page: number): Uint8Array {
-    return this.shard(shard).subarray(page * PAGE_BYTES, Math.min(this.shardBytes, (page + 1) * PAGE_BYTES))
-  }
-
-  private async wholeShard(shard: number): Promise<Uint8Array> {
-    await this.load(shard, 0, this.shardBytes)
-    return this.cache[shard]
-  }
-
-  private async load(shard: number, from: number, to: number): Promise<void> {
-    const pages: number[] = []
-    for (let page = Math.floor(from / PAGE_BYTES); page * PAGE_BYTES < to; page++) pages.push(page)
-    await this.loadPages(shard, pages)
-  }
-
-  private async loadPages(shard: number, pages: number[]): Promise<void> {
-    this.shard(shard)
-    const missing = pages.filter((page) => this.loaded[shard][page] === 0)
-    for (let at = 0; at < missing.length; at += 256) {
-      const some = missing.slice(at, at + 256)
-      const values = await this.db.getMany(some.map((page) => pageKey(shard, page)))
-      values.forEach((value, i) => {
-        const target = this.pageView(shard, some[i])
-        if (value === undefined || value.length !== target.length) {
-          throw dataLost(this.location, `counter page ${some[i]} of shard ${shard} is ${value === undefined ? 'missing' : `${value.length} bytes`} (LevelDB lost it)`)
-        }
-        target.set(value)
-        this.loaded[shard][some[i]] = 1
-      })
-    }
-  }
-
-  /** Copies snapshot payload into the cache (import). */
-  private place(shard: number, offset: number, bytes: Uint8Array): void {
-    this.shard(shard).set(bytes, offset)
-    this.loaded[shard].fill(1)
-  }
-
-  private async writeZeroPages(): Promise<void> {
-    for (let shard = 0; shard < this.parameters.shards; shard++) {
-      this.shard(shard)
-      this.loaded[shard].fill(1)
-    }
-    await this.writeAllPages()
-  }
-
-  private async writeAllPages(): Promise<void> {
-    for (let shard = 0; shard < this.parameters.shards; shard++) {
-      this.shard(shard)
-      for (let page = 0; page < this.pagesPerShard; page += 64) {
-        const ops = []
-        for (let p = page; p < Math.min(this.pagesPerShard, page + 64); p++) ops.push({ type: 'put' as const, key: pageKey(shard, p), value: this.pageView(shard, p).slice() })
-        await this.db.batch(ops)
+  /** Stores the page versions the log records since the last checkpoint, and deletes those records, in one fsynced batch. */
+  private async checkpoint(): Promise<void> {
+    const versions = this.versions.takeChanges()
+    const ops = [...checkpointOps(this.firstSeq, this.nextSeq, this.storedLogStart), ...versions]
+    if (ops.length > 0) {
+      try {
+        await this.db.batch(ops, { sync: true })
+      } catch (error) {
+        this.versions.restore(versions)
+        throw error
       }
+      this.firstSeq = this.storedLogStart = this.nextSeq
     }
+    this.anchor?.advance(this.nextSeq, true)
+    this.logBytes = 0
+  }
+
+  /**
+   * Checks the log ({@link replayLog}: no gap, not ending before the anchor) and takes on the page
+   * versions it records, then checkpoints them.
+   * @throws BloomError as {@link replayLog}.
+   */
+  private async replay(): Promise<void> {
+    const records = readPageLog(this.location, this.db, this.geometry.pages)
+    const { logStart, next, logBytes } = await replayLog(this.location, this.db, this.versions, this.anchor, records, ({ record }) => {
+      for (let i = 0; i < record.pages.length; i++) this.versions.record(record.pages[i], record.versions[i])
+    })
+    this.firstSeq = this.storedLogStart = logStart
+    this.nextSeq = next
+    this.logBytes = logBytes
+    await this.checkpoint()
+  }
+
+  private locked<T>(doing: string, section: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new BloomError('BLOOM_CLOSED', `the store at ${this.location} is closed`))
+    return this.mutex.run(section).catch((error: unknown) => {
+      throw storeError(this.location, doing, error)
+    })
   }
 }
 
-/** The counter kernel for key `i` of `batch` over its shard's counters. */
-function counterBatchOne(counters: Uint8Array, batch: PositionBatch, i: number, mode: CounterMode): number {
-  const kernel = mode === 'increment' ? incrementKey : mode === 'decrement' ? decrementKey : testKeyCounters
-  return kernel(counters, 0, batch.positions, i * batch.hashes, batch.hashes)
+/** The store options a counting store takes, checked, with its own default for `checkpointBytes`. */
+function counterSettings(options: LevelStoreOptions): StoreSettings {
+  const settings = checkStoreOptions(options)
+  return options.checkpointBytes === undefined ? { ...settings, checkpointBytes: DEFAULT_CHECKPOINT_BYTES } : settings
+}
+
+/**
+ * Refuses a folder without a counting record that holds a plain filter.
+ * @throws BloomError `BLOOM_INCOMPATIBLE`.
+ */
+async function refusePlain(where: string, db: Database): Promise<void> {
+  if ((await db.get(META_KEY)) !== undefined) throw new BloomError('BLOOM_INCOMPATIBLE', `${where} holds a plain filter, not a counting one: open it with LevelBloomFilter.open`)
 }

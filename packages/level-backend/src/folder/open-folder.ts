@@ -1,16 +1,17 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
-import { adoptsStored, formatParameters, type PositionBatch, seedNote } from '@bloomkit/core/store'
+import { adoptsStored, formatParameters, seedNote } from '@bloomkit/core/store'
 import { ANCHOR_FILE, newAnchor, type SequenceAnchor } from './sequence-anchor.js'
 import type { Database } from './database.js'
 import { corruptStore, dataLost } from '../errors.js'
 import { encodeMetadata, type Metadata } from './metadata.js'
 import type { PageVersions } from './page-versions.js'
 import { CHECKPOINT_KEY, COUNTS_KEY, decodeCheckpoint, encodeCheckpoint, encodeCounts, META_KEY } from './records.js'
-import { readLog } from './write-ahead-log.js'
+import type { LoggedRecord } from './write-ahead-log.js'
 
 /**
- * What opening a LevelBitStore's folder takes besides the store itself: a new filter's first
- * records, create's check of a filter already there, and the replay of the log a crash left.
+ * What opening a filter's folder takes besides the store itself: a new filter's first records,
+ * create's check of a filter already there, and the replay of the log a crash left. Plain
+ * (LevelBitStore) and counting (LevelCounterStore) folders share it.
  */
 
 /** What a store is built from: the open database, its metadata, and (in Node) the folder's anchor. */
@@ -21,22 +22,28 @@ export interface Opened {
 
 /** Writes a new filter's records into an empty database; its sequence starts at 1 (0 is "nothing written yet"). */
 export async function initializeFolder(where: string, db: Database, meta: Metadata): Promise<Opened> {
+  // A new filter's counts are known (all zero) and kept from here on.
+  const anchor = await writeFirstRecords(where, db, [
+    { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
+    { type: 'put', key: COUNTS_KEY, value: encodeCounts(new Float64Array(meta.parameters.shards)) },
+  ])
+  return { meta, anchor }
+}
+
+/**
+ * Makes the folder's anchor and writes a new filter's `records` with the checkpoint record (the
+ * log starts at 1) in one fsynced batch. Returns the anchor (undefined in browsers).
+ * @throws BloomError `BLOOM_DATA_LOST` when the anchor says the folder held a filter LevelDB lost.
+ */
+export async function writeFirstRecords(where: string, db: Database, records: readonly { type: 'put'; key: string; value: Uint8Array }[]): Promise<SequenceAnchor | undefined> {
   const anchor = newAnchor(where, true)
   try {
-    // A new filter's counts are known (all zero) and kept from here on.
-    await db.batch(
-      [
-        { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
-        { type: 'put', key: COUNTS_KEY, value: encodeCounts(new Float64Array(meta.parameters.shards)) },
-        { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(1) },
-      ],
-      { sync: true },
-    )
+    await db.batch([...records, { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(1) }], { sync: true })
   } catch (error) {
     anchor?.close()
     throw error
   }
-  return { meta, anchor }
+  return anchor
 }
 
 /**
@@ -57,18 +64,19 @@ export function checkAdoptable(where: string, checked: FilterParameters, stored:
 
 /**
  * Checks that LevelDB lost nothing this filter wrote and applies (in order) the log records a
- * crash left behind. Resolves to where the log starts, the next sequence number and the log's bytes.
+ * crash left behind: `records` reads them (a plain store's keys, a counting store's pages), lazily,
+ * after the checkpoint record and the stored page versions are read. Resolves to where the log
+ * starts, the next sequence number and the log's bytes.
  * @throws BloomError `BLOOM_DATA_LOST` when the log has a gap or ends before the anchor;
  *   `BLOOM_CORRUPT_STORE` for a damaged record.
  */
-export async function replayLog(
+export async function replayLog<R extends LoggedRecord>(
   location: string,
   db: Database,
-  parameters: FilterParameters,
-  shardBytes: number,
   versions: PageVersions,
   anchor: SequenceAnchor | undefined,
-  apply: (batch: PositionBatch) => Promise<unknown>,
+  records: AsyncIterable<R>,
+  apply: (record: R) => unknown,
 ): Promise<{ logStart: number; next: number; logBytes: number }> {
   const checkpoint = await db.get(CHECKPOINT_KEY)
   if (checkpoint === undefined) throw dataLost(location, 'its checkpoint record is missing (LevelDB lost it: a damaged, truncated or deleted file)')
@@ -76,13 +84,14 @@ export async function replayLog(
   await versions.load(location, db)
   let next = logStart
   let logBytes = 0
-  for await (const { seq, batch, bytes } of readLog(location, db, parameters, shardBytes)) {
+  for await (const record of records) {
+    const { seq, bytes } = record
     if (seq < next) throw corruptStore(location, `log record ${seq} precedes the log's start ${next}`)
     if (seq > next) {
       const which = seq - 1 === next ? `log record ${next} is` : `log records ${next} to ${seq - 1} are`
       throw dataLost(location, `${which} missing (LevelDB dropped it: a damaged file)`)
     }
-    await apply(batch)
+    await apply(record)
     next = seq + 1
     logBytes += bytes
   }

@@ -3,7 +3,7 @@ import { dataLost } from '../errors.js'
 import { decodeVersions, encodeVersions, parseVersionsKey, VERSIONS_RANGE, versionsKey } from './records.js'
 
 /** Pages per page-version record: 16 KiB of versions. */
-const CHUNK_PAGES = 4096
+export const CHUNK_PAGES = 4096
 
 /**
  * Every page's version: how a read tells a page LevelDB lost from one never written.
@@ -63,6 +63,21 @@ export class PageVersions {
       throw dataLost(location, `page ${index} of shard ${shard} is version ${stored}, but version ${expected} of it was written (LevelDB lost the newer one: a damaged, truncated or deleted file)`)
     }
     this.table[page] = stored
+  }
+
+  /**
+   * Takes on the version a log record says a page was written at (a counting store's log, replayed
+   * at open), unless the table already holds it or a newer one; stored at the next checkpoint.
+   */
+  record(page: number, version: number): void {
+    if (((version - this.table[page]) >>> 0) >= 2 ** 31 || version === this.table[page]) return
+    this.table[page] = version
+    this.changed[(page / CHUNK_PAGES) | 0] = 1
+  }
+
+  /** Puts back a page's version after the write that took {@link next} failed (nothing of it was stored). */
+  revert(page: number, version: number): void {
+    this.table[page] = version
   }
 
   /** Puts of the chunks changed since the last call, for a checkpoint's last batch. */

@@ -5,13 +5,16 @@ import { corruptStore } from '../errors.js'
 /**
  * The records of a filter's folder (a LevelDB database, or an IndexedDB store), apart from the
  * metadata (metadata.ts). Keys are short strings:
- * - `meta`: the parameters and page size, written once at create.
+ * - `meta`: the parameters and page size, written once at create (a counting filter's folder has
+ *   a `counting` record instead: counting-metadata.ts).
  * - `p<shard:4 hex><page:8 hex>`: one page of a shard's bits, its version and a CRC-32; a page
  *   never written is absent and all zero.
  * - `v<chunk:6 hex>`: the versions of 4096 pages as of the last checkpoint (page-versions.ts): a
  *   page older than its recorded version, or missing while its version is not 0, was lost.
  * - `l<seq:12 hex>`: one log record, the keys an `add`/`addMany` batch made new, until a checkpoint
- *   folds them into pages.
+ *   folds them into pages. A counting filter writes its pages with every batch instead, and its log
+ *   record says which pages that batch wrote at which versions (the page versions of batches since
+ *   the last checkpoint, and a number that shows a lost batch).
  * - `checkpoint`: the sequence number the log starts at (records before it were folded into
  *   pages); the log must run from there without a gap.
  * - `counts`: set bits per shard as of the last checkpoint, trusted only when no log is left to
@@ -164,6 +167,44 @@ export function decodeLogRecord(location: string, seq: number, value: Uint8Array
   for (let i = 0; i < count; i++, at += 4) shards[i] = view.getUint32(at, true)
   for (let i = 0; i < positions.length; i++, at += 4) positions[i] = view.getUint32(at, true)
   return { count, hashes, shards, positions }
+}
+
+const PAGE_LOG_MAGIC = 0x57504b42 // "BKPW"
+
+/** The pages one counting batch wrote, with the version each was written at. */
+export interface PageLogRecord {
+  readonly pages: Uint32Array
+  readonly versions: Uint32Array
+}
+
+/** A counting store's log record: magic, count, then each page's number and version (u32 little-endian), CRC-32. */
+export function encodePageLogRecord(pages: readonly number[], versions: readonly number[]): Uint8Array {
+  return withCrc(8 + 8 * pages.length, (view) => {
+    view.setUint32(0, PAGE_LOG_MAGIC, true)
+    view.setUint32(4, pages.length, true)
+    for (let i = 0; i < pages.length; i++) {
+      view.setUint32(8 + 8 * i, pages[i], true)
+      view.setUint32(12 + 8 * i, versions[i], true)
+    }
+  })
+}
+
+/**
+ * Reads a counting store's log record.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a wrong magic, length or CRC-32.
+ */
+export function decodePageLogRecord(location: string, seq: number, value: Uint8Array): PageLogRecord {
+  const head = value.length >= 8 ? new DataView(value.buffer, value.byteOffset, 8) : undefined
+  if (head === undefined || head.getUint32(0, true) !== PAGE_LOG_MAGIC) throw corruptStore(location, `log record ${seq} is not a bloomkit counting log record`)
+  const count = head.getUint32(4, true)
+  const view = checkedView(location, `log record ${seq}`, 8 + 8 * count, value)
+  const pages = new Uint32Array(count)
+  const versions = new Uint32Array(count)
+  for (let i = 0; i < count; i++) {
+    pages[i] = view.getUint32(8 + 8 * i, true)
+    versions[i] = view.getUint32(12 + 8 * i, true)
+  }
+  return { pages, versions }
 }
 
 /** A record of `bytes` bytes that `fill` writes, followed by their CRC-32 (little-endian). */

@@ -1,7 +1,7 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
 import type { Database } from './database.js'
-import { decodeLogRecord, LOG_RANGE, parseLogKey, type LogRecord } from './records.js'
+import { CHECKPOINT_KEY, decodeLogRecord, decodePageLogRecord, encodeCheckpoint, LOG_RANGE, logKey, parseLogKey, type LogRecord, type PageLogRecord } from './records.js'
 
 /**
  * The log: one record per `setBits` call, holding the keys it made new (a shard and k positions
@@ -23,12 +23,21 @@ export function newKeys(batch: PositionBatch, out: Uint8Array, added: number): [
   return [shards, positions]
 }
 
-/** One stored log record, checked, as a batch to set again. */
-export interface LoggedBatch {
+/** Where a stored log record sits in the log: its sequence number and its stored size. */
+export interface LoggedRecord {
   readonly seq: number
-  readonly batch: PositionBatch
   /** Bytes of the stored record. */
   readonly bytes: number
+}
+
+/** One stored log record, checked, as a batch to set again. */
+export interface LoggedBatch extends LoggedRecord {
+  readonly batch: PositionBatch
+}
+
+/** One stored counting log record, checked: the pages a batch wrote and their versions. */
+export interface LoggedPages extends LoggedRecord {
+  readonly record: PageLogRecord
 }
 
 /**
@@ -53,4 +62,31 @@ function checkLogRecord(location: string, seq: number, record: LogRecord, parame
   if (record.hashes !== hashes) throw bad(`has ${record.hashes} hashes per key, the filter ${hashes}`)
   for (let i = 0; i < record.count; i++) if (record.shards[i] >= shards) throw bad(`names shard ${record.shards[i]} of ${shards}`)
   for (let i = 0; i < record.positions.length; i++) if (record.positions[i] >= shardBits) throw bad(`names bit ${record.positions[i]} of ${shardBits}`)
+}
+
+/**
+ * A counting store's log records, in order, each checked against its CRC and the filter's `pages`.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` naming the record.
+ */
+export async function* readPageLog(location: string, db: Database, pages: number): AsyncGenerator<LoggedPages> {
+  for await (const [key, value] of db.iterator(LOG_RANGE)) {
+    const seq = parseLogKey(key)
+    const record = decodePageLogRecord(location, seq, value)
+    for (const page of record.pages) {
+      if (page >= pages) throw new BloomError('BLOOM_CORRUPT_STORE', `${location}: log record ${seq} names page ${page} of ${pages}`)
+    }
+    yield { seq, record, bytes: value.length }
+  }
+}
+
+/**
+ * The log's part of a checkpoint's last batch: deleting records `firstSeq` … `nextSeq − 1` (folded
+ * in) and, when the log's start moved from `storedLogStart`, the checkpoint record saying it starts
+ * at `nextSeq`. The store adds what it stores with them (page versions, counts).
+ */
+export function checkpointOps(firstSeq: number, nextSeq: number, storedLogStart: number): ({ type: 'del'; key: string } | { type: 'put'; key: string; value: Uint8Array })[] {
+  const ops: ({ type: 'del'; key: string } | { type: 'put'; key: string; value: Uint8Array })[] = []
+  for (let seq = firstSeq; seq < nextSeq; seq++) ops.push({ type: 'del', key: logKey(seq) })
+  if (nextSeq !== storedLogStart) ops.push({ type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(nextSeq) })
+  return ops
 }

@@ -6,6 +6,7 @@ import { pageKey } from '../folder/records.js'
  * How a filter's shards are cut into pages. Pages are numbered across the filter,
  * `page = shard · pagesPerShard + index`, where `index` counts pages within the shard; the last
  * page of a shard may be short. (The bit layout inside a shard, classic or blocked, is core's.)
+ * A counting filter's shards are its counters (`shardBytes`: four bits per position), cut the same way.
  */
 export class PageGeometry {
   /** Bytes of bits per page, a power of two. */
@@ -18,9 +19,9 @@ export class PageGeometry {
   /** Pages of the whole filter. */
   readonly pages: number
 
-  constructor(parameters: FilterParameters, pageBytes: number) {
+  constructor(parameters: FilterParameters, pageBytes: number, { shardBytes = shardBytesOf(parameters) }: { readonly shardBytes?: number } = {}) {
     this.pageBytes = pageBytes
-    this.shardBytes = shardBytesOf(parameters)
+    this.shardBytes = shardBytes
     this.pagesPerShard = Math.ceil(this.shardBytes / pageBytes)
     this.pageShift = Math.log2(pageBytes * 8)
     this.pages = parameters.shards * this.pagesPerShard

@@ -92,3 +92,46 @@ if (command === 'import-file') {
     report(error)
   }
 }
+
+if (command === 'damage') {
+  // For each case of options.cases ({ file, how: 'flip' | 'cut' | 'delete', at: 0 … 1 }): copies
+  // options.source to `<folder>-<i>`, damages that file, opens it (options.kind), asks for the
+  // keys `<options.prefix>:0 …` (options.keys of them) and reads every page; prints
+  // "case <i> <json>" (`{ missing }` or the error's code and message), then "done". Run in a child
+  // so that a native abort on a damaged folder is seen as the child's exit, not the test runner's.
+  const { cpSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const keys = Array.from({ length: options.keys }, (_, i) => `${options.prefix}:${i}`)
+  for (const [i, { file, how, at }] of options.cases.entries()) {
+    const target = `${folder}-${i}`
+    cpSync(options.source, target, { recursive: true })
+    const path = join(target, file)
+    const size = statSync(path).size
+    if (how === 'delete') rmSync(path)
+    else if (how === 'cut') truncateSync(path, Math.floor(size * at))
+    else {
+      const bytes = readFileSync(path)
+      const where = Math.min(Math.floor(size * at), bytes.length - 2)
+      bytes[where] ^= 0xff
+      bytes[where + 1] ^= 0xff
+      writeFileSync(path, bytes)
+    }
+    let result
+    try {
+      const filter = await LevelBloomFilter.open(target, { kind: options.kind })
+      try {
+        const found = await filter.hasMany(keys)
+        for await (const chunk of filter.exportChunks()) if (chunk.length === 0) throw new Error('empty chunk')
+        await filter.estimateCount()
+        result = { missing: found.filter((x) => !x).length }
+      } finally {
+        await filter.close().catch(() => {})
+      }
+    } catch (error) {
+      result = { code: error?.code, message: String(error?.message ?? error) }
+    }
+    console.log(`case ${i} ${JSON.stringify(result)}`)
+    rmSync(target, { recursive: true, force: true })
+  }
+  console.log('done')
+}

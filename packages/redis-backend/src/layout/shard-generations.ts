@@ -191,16 +191,32 @@ export class ShardGenerations {
    * Makes the next-generation key of `shard` a zeroed string of the shard's size plus its (still
    * zero) marker, allocating at most {@link ALLOC_STEP_BYTES} per command: a 1-byte SETRANGE past
    * the end, which Redis zero-fills, so only one byte travels and even a 512 MiB shard never
-   * blocks Redis for long.
+   * blocks Redis for long. With `through`, only the steps that hold byte `through − 1` ({@link growNext}
+   * adds the rest). Returns the key's length.
    */
-  async allocateNext(shard: number): Promise<void> {
+  async allocateNext(shard: number, { through = this.shardBytes }: { readonly through?: number } = {}): Promise<number> {
+    const key = this.names.nextShard(shard)
+    await this.call(this.client.del(key), `allocate ${key}`)
+    return this.growNext(shard, 0, through)
+  }
+
+  /**
+   * Grows the next-generation key of `shard`, `allocated` bytes long, in the steps
+   * {@link allocateNext} takes, until it holds byte `through − 1` (all of it, marker included,
+   * once `through` reaches the shard's size). Returns its length. An import grows each shard as
+   * its bytes arrive, so a snapshot whose header promises more than it holds allocates no more
+   * than a step beyond what it sent.
+   */
+  async growNext(shard: number, allocated: number, through: number): Promise<number> {
     const key = this.names.nextShard(shard)
     const total = this.shardBytes + 4
-    await this.call(this.client.del(key), `allocate ${key}`)
-    for (let end = Math.min(total, ALLOC_STEP_BYTES); ; end = Math.min(total, end + ALLOC_STEP_BYTES)) {
+    const target = through >= this.shardBytes ? total : Math.min(total, Math.ceil(through / ALLOC_STEP_BYTES) * ALLOC_STEP_BYTES)
+    let end = allocated
+    while (end < target) {
+      end = Math.min(total, (Math.floor(end / ALLOC_STEP_BYTES) + 1) * ALLOC_STEP_BYTES)
       await this.call(this.client.setrange(key, end - 1, '\0'), `allocate ${key}`)
-      if (end === total) break
     }
+    return end
   }
 
   /** Writes bytes of the (allocated) next generation's shard in place; no marker check: nobody reads it yet. */

@@ -201,6 +201,9 @@ export interface Fixed {
   readonly live: string[]
   readonly next: string[]
   readonly B: number
+  /** 9.12: the feeds' trim bound in format 2; 0 in format 1 (no feeds). */
+  readonly feedLength: number
+  readonly feeds: string[]
 }
 
 const DISCARD = `local m = redis.call('GETRANGE', KEYS[1], ARGV[1], ARGV[1] + 3)
@@ -217,7 +220,8 @@ export async function openFixed(redis: Redis, name: string, waitMs = 5000): Prom
   // Open step 2: what the hash is.
   if (f.format === undefined) throw new SpecError('BLOOM_CORRUPT_STORE', 'no format')
   if (f.kind === 'layered') throw new SpecError('BLOOM_INCOMPATIBLE', 'layered')
-  if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
+  // 9.12: format 2 is format 1 with feeds, for plain filters only.
+  if ((f.format !== '1' && f.format !== '2') || (f.format === '2' && f.kind === 'counting')) throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
   if (f.kind !== undefined && f.kind !== 'counting') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `kind ${f.kind}`)
   // Step 3: the check; step 4: every number canonical, then the scheme known, then the values possible.
   if (f.check !== undefined && f.check !== metaCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'check')
@@ -230,11 +234,12 @@ export async function openFixed(redis: Redis, name: string, waitMs = 5000): Prom
     throw new SpecError('BLOOM_CORRUPT_STORE', 'parameters')
   }
   if (epoch < 1 || epoch > 2 ** 31 - 1) throw new SpecError('BLOOM_CORRUPT_STORE', 'epoch')
+  const feedLength = f.format === '2' ? integerField(f, 'feedLength', 1, 2 ** 31 - 1) : 0
   if (!['creating', 'importing', 'rebuilding', 'replacing', 'clearing', 'ready'].includes(f.state)) throw new SpecError('BLOOM_CORRUPT_STORE', 'state')
   if (f.state === 'creating' || f.state === 'importing') throw new SpecError('BLOOM_LOCKED', f.state)
   // 9.11: this reader opens plain filters; a counting one's shards hold counters.
   if (f.kind === 'counting') throw new SpecError('BLOOM_INCOMPATIBLE', 'counting')
-  const filter: Fixed = { name, p, epoch, live: shardKeys(name, p.shards), next: shardKeys(name, p.shards, 'next:'), B: shardBits / 8 }
+  const filter: Fixed = { name, p, epoch, live: shardKeys(name, p.shards), next: shardKeys(name, p.shards, 'next:'), B: shardBits / 8, feedLength, feeds: shardKeys(name, p.shards, 'feed:') }
   // Open step 6: shard 0's marker where the meta puts it, else its last 4 bytes.
   const [length, at, last] = await Promise.all([redis.strlen(filter.live[0]), redis.getrangeBuffer(filter.live[0], filter.B, filter.B + 3), redis.getrangeBuffer(filter.live[0], -4, -1)])
   if (length > 0 && !accepted(filter, at, true)) {
@@ -255,19 +260,20 @@ function acceptedNumber(filter: Fixed, value: number, flaggedToo: boolean): bool
 /** The meta's checked fields against those opened with (9.4), beside each batch. */
 async function verifyMeta(redis: Redis, filter: Fixed): Promise<void> {
   const stored = await redis.hmget(`${filter.name}:meta`, ...CHECKED)
-  const expected = ['1', String(filter.p.scheme), String(filter.p.seed), String(filter.p.bits), String(filter.p.hashes), String(filter.p.shards), String(filter.epoch)]
+  const expected = [filter.feedLength > 0 ? '2' : '1', String(filter.p.scheme), String(filter.p.seed), String(filter.p.bits), String(filter.p.hashes), String(filter.p.shards), String(filter.epoch)]
   if (stored.every((v, i) => v === expected[i])) return
   if (stored.every((v) => v === null) || stored[6] !== expected[6]) throw new SpecError('BLOOM_DATA_LOST', 'meta gone or re-created')
   throw new SpecError('BLOOM_CORRUPT_STORE', 'meta changed')
 }
 
-/** Groups keys by shard: shard → [key index, positions]. */
-function group(filter: Fixed, keys: string[]): Map<number, Array<[number, number[]]>> {
-  const groups = new Map<number, Array<[number, number[]]>>()
+/** Groups keys by shard: shard → [key index, positions, hash pair]. */
+function group(filter: Fixed, keys: string[]): Map<number, Array<[number, number[], [number, number]]>> {
+  const groups = new Map<number, Array<[number, number[], [number, number]]>>()
   keys.forEach((key, i) => {
-    const { shard, positions } = locate(filter.p, pairOf(key, filter.p.seed))
+    const pair = pairOf(key, filter.p.seed)
+    const { shard, positions } = locate(filter.p, pair)
     if (!groups.has(shard)) groups.set(shard, [])
-    groups.get(shard)!.push([i, positions])
+    groups.get(shard)!.push([i, positions, pair])
   })
   return groups
 }
@@ -290,10 +296,22 @@ export async function hasFixed(redis: Redis, filter: Fixed, keys: string[]): Pro
   return out
 }
 
-/** BITFIELD SET of members' bits with the marker read first; returns the marker and each key's "new". */
-async function setBits(redis: Redis, key: string, filter: Fixed, members: Array<[number, number[]]>): Promise<{ marker: number; fresh: boolean[] }> {
+/**
+ * BITFIELD SET of members' bits with the marker read first; returns the marker and each key's "new".
+ * `feed`: a live shard's feed (9.12), which gets the members' entry in the same MULTI/EXEC.
+ */
+async function setBits(redis: Redis, key: string, filter: Fixed, members: Array<[number, number[], [number, number]]>, feed?: string): Promise<{ marker: number; fresh: boolean[] }> {
   const args = members.flatMap(([, positions]) => positions.flatMap((p) => ['SET', 'u1', p, 1]))
-  const reply = (await redis.call('BITFIELD', key, 'GET', 'u32', 8 * filter.B, ...args)) as number[]
+  let reply: number[]
+  if (feed === undefined) {
+    reply = (await redis.call('BITFIELD', key, 'GET', 'u32', 8 * filter.B, ...args)) as number[]
+  } else {
+    const value = entryValue(randomBytes(8), members.map(([, , pair]) => pair))
+    const replies = await redis.multi().call('BITFIELD', key, 'GET', 'u32', 8 * filter.B, ...args).call('XADD', feed, 'NOMKSTREAM', 'MAXLEN', '~', filter.feedLength, '*', 'h', value).exec()
+    if (replies === null) throw new SpecError('BLOOM_STORE_UNAVAILABLE', 'aborted')
+    for (const [error] of replies) if (error) throw new SpecError(/WRONGTYPE/.test(error.message) ? 'BLOOM_CORRUPT_STORE' : 'BLOOM_STORE_UNAVAILABLE', error.message)
+    reply = replies[0][1] as number[]
+  }
   let r = 1
   return { marker: Number(reply[0]), fresh: members.map(([, positions]) => positions.map(() => Number(reply[r++])).some((old) => old === 0)) }
 }
@@ -303,7 +321,9 @@ export async function addFixed(redis: Redis, filter: Fixed, keys: string[]): Pro
   const plain = Buffer.from(marker(filter.epoch, false))
   const flagged = Buffer.from(marker(filter.epoch, true))
   const writes = [...group(filter, keys)].map(async ([shard, members]) => {
-    const { marker: m, fresh } = await setBits(redis, filter.live[shard], filter, members)
+    // 9.12: in format 2 each live write appends its entry in the same step.
+    const feed = filter.feedLength > 0 ? filter.feeds[shard] : undefined
+    const { marker: m, fresh } = await setBits(redis, filter.live[shard], filter, members, feed)
     if (!acceptedNumber(filter, m, true)) {
       await redis.eval(DISCARD, 1, filter.live[shard], filter.B, plain, flagged)
       throw new SpecError('BLOOM_DATA_LOST', filter.live[shard])
@@ -314,7 +334,7 @@ export async function addFixed(redis: Redis, filter: Fixed, keys: string[]): Pro
       const copy = await setBits(redis, filter.next[shard], filter, members)
       if (copy.marker !== 2 * filter.epoch) {
         await redis.eval(DISCARD, 1, filter.next[shard], filter.B, plain, plain)
-        const again = await setBits(redis, filter.live[shard], filter, members)
+        const again = await setBits(redis, filter.live[shard], filter, members, feed)
         if (!acceptedNumber(filter, again.marker, true)) throw new SpecError('BLOOM_DATA_LOST', filter.live[shard])
       }
     }
@@ -325,21 +345,31 @@ export async function addFixed(redis: Redis, filter: Fixed, keys: string[]): Pro
 }
 
 const CREATE_META = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end redis.call('HSET', KEYS[1], unpack(ARGV)) return 1`
+// 9.6's swap; with KEYS[3] (9.12) the feed is reset in it and takes the shard's TTL.
 const SWAP = `local at = tonumber(ARGV[1])
 if redis.call('GETRANGE', KEYS[1], at, at + 3) ~= ARGV[2] then return redis.error_reply('incomplete') end
 local ttl = redis.call('PTTL', KEYS[2])
 redis.call('RENAME', KEYS[1], KEYS[2])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) elseif tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+if KEYS[3] then
+  redis.call('DEL', KEYS[3])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'r', ARGV[5])
+  local left = redis.call('PTTL', KEYS[2])
+  if left > 0 then redis.call('PEXPIRE', KEYS[3], left) end
+end
 return 1`
 const UNLOCK = `if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[1], 'state', 'ready', 'token', '') return 1`
 
-/** Creates a fixed filter (9.6: meta, then each shard allocated, sealed and swapped in, then unlocked). False if the name was taken. */
-export async function createFixed(redis: Redis, name: string, p: Parameters, ttlMs = 0): Promise<boolean> {
+/**
+ * Creates a fixed filter (9.6: meta, then each shard allocated, sealed and swapped in, then
+ * unlocked); with `feedLength`, in format 2 (9.12), its feeds reset by the swaps. False if the name was taken.
+ */
+export async function createFixed(redis: Redis, name: string, p: Parameters, ttlMs = 0, feedLength = 0): Promise<boolean> {
   const epoch = 1 + (randomBytes(4).readUInt32BE() % (2 ** 31 - 1))
   const token = randomBytes(12).toString('hex')
-  const fields: Record<string, string> = { format: '1', scheme: String(p.scheme), seed: String(p.seed), bits: String(p.bits), hashes: String(p.hashes), shards: String(p.shards), epoch: String(epoch) }
+  const fields: Record<string, string> = { format: feedLength > 0 ? '2' : '1', scheme: String(p.scheme), seed: String(p.seed), bits: String(p.bits), hashes: String(p.hashes), shards: String(p.shards), epoch: String(epoch) }
   fields.check = metaCheck(fields)
-  Object.assign(fields, { generation: '1', state: 'creating', token, created: String(Date.now()) })
+  Object.assign(fields, { generation: '1', state: 'creating', token, created: String(Date.now()) }, feedLength > 0 ? { feedLength: String(feedLength) } : {})
   if (Number(await redis.eval(CREATE_META, 1, `${name}:meta`, ...Object.entries(fields).flat())) !== 1) return false
   const B = p.bits / p.shards / 8
   const live = shardKeys(name, p.shards)
@@ -348,11 +378,66 @@ export async function createFixed(redis: Redis, name: string, p: Parameters, ttl
     await redis.del(next[s])
     await redis.setrange(next[s], B + 3, '\0')
     await redis.setrange(next[s], B, Buffer.from(marker(epoch, false)))
-    await redis.eval(SWAP, 2, next[s], live[s], B, Buffer.from(marker(epoch, false)), ttlMs)
+    if (feedLength > 0) await redis.eval(SWAP, 3, next[s], live[s], shardKeys(name, p.shards, 'feed:')[s], B, Buffer.from(marker(epoch, false)), ttlMs, feedLength, randomBytes(8))
+    else await redis.eval(SWAP, 2, next[s], live[s], B, Buffer.from(marker(epoch, false)), ttlMs)
   }
   if (ttlMs > 0) await redis.pexpire(`${name}:meta`, ttlMs)
   await redis.eval(UNLOCK, 1, `${name}:meta`, token)
   return true
+}
+
+// ---- Section 9.12: feeds ---------------------------------------------------------------------------
+
+/** An entry's value: the tag, then each key's a and b as unsigned 32-bit little-endian numbers. */
+export function entryValue(tag: Uint8Array, pairs: ReadonlyArray<readonly [number, number]>): Buffer {
+  const value = Buffer.alloc(8 + 8 * pairs.length)
+  value.set(tag, 0)
+  pairs.forEach(([a, b], i) => {
+    value.writeUInt32LE(a, 8 + 8 * i)
+    value.writeUInt32LE(b, 12 + 8 * i)
+  })
+  return value
+}
+
+export interface FeedEntry {
+  readonly id: string
+  readonly kind: 'h' | 'r'
+  readonly tag: string
+  readonly pairs: Array<[number, number]>
+}
+
+/** An entry as XRANGE returns it, checked as 9.12 says. */
+export function parseEntry(id: string, fields: Buffer[]): FeedEntry {
+  if (fields.length !== 2) throw new SpecError('BLOOM_CORRUPT_STORE', `entry ${id}: ${fields.length / 2} fields`)
+  const kind = fields[0].toString()
+  const value = fields[1]
+  if ((kind !== 'h' && kind !== 'r') || value.length < 8 || (kind === 'r' ? value.length !== 8 : (value.length - 8) % 8 !== 0)) throw new SpecError('BLOOM_CORRUPT_STORE', `entry ${id}`)
+  const pairs: Array<[number, number]> = []
+  for (let at = 8; at < value.length; at += 8) pairs.push([value.readUInt32LE(at), value.readUInt32LE(at + 4)])
+  return { id, kind, tag: value.subarray(0, 8).toString('hex'), pairs }
+}
+
+/** Shard `shard`'s feed, oldest entry first. */
+export async function readFeed(redis: Redis, filter: Fixed, shard: number): Promise<FeedEntry[]> {
+  const raw = (await redis.xrangeBuffer(filter.feeds[shard], '-', '+')) as Array<[Buffer, Buffer[]]>
+  return raw.map(([id, fields]) => parseEntry(id.toString(), fields))
+}
+
+/** What a replica does: the bits of every shard (the order of section 5) after its feed's add entries are applied to `loaded` (empty shards by default). */
+export async function replayFeeds(redis: Redis, filter: Fixed, loaded?: Uint8Array[]): Promise<Uint8Array[]> {
+  const shards: Uint8Array[] = []
+  for (let s = 0; s < filter.p.shards; s++) {
+    const bits = loaded === undefined ? new Uint8Array(filter.B) : Uint8Array.from(loaded[s])
+    for (const entry of await readFeed(redis, filter, s)) {
+      for (const pair of entry.pairs) {
+        const { shard, positions } = locate(filter.p, pair)
+        if (shard !== s) throw new SpecError('BLOOM_CORRUPT_STORE', `entry ${entry.id}: a key of shard ${shard} in the feed of ${s}`)
+        for (const p of positions) bits[p >>> 3] |= 0x80 >>> (p & 7)
+      }
+    }
+    shards.push(bits)
+  }
+  return shards
 }
 
 // ---- Section 9.8: a layered filter ----------------------------------------------------------------
