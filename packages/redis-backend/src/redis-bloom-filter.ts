@@ -247,13 +247,21 @@ export class RedisBloomFilter extends BloomFilter<false> {
     return this.replicaOf?.status()
   }
 
-  // With a replica, checks answer through it; without, through the store (core's defaults).
+  // With a replica, checks and adds go through it; without, through the store (core's defaults).
   protected override _hasHashed(a: number, b: number): Promise<boolean> {
     return this.replicaOf === undefined ? super._hasHashed(a, b) : this.replicaOf.has(a, b)
   }
 
   protected override _hasMany(keys: Iterable<BloomKey>): Promise<boolean[]> {
     return this.replicaOf === undefined ? super._hasMany(keys) : this.replicaOf.hasMany(keys)
+  }
+
+  protected override _addHashed(a: number, b: number): Promise<boolean> {
+    return this.replicaOf === undefined ? super._addHashed(a, b) : this.replicaOf.add(a, b)
+  }
+
+  protected override _addMany(keys: Iterable<BloomKey>): Promise<boolean[]> {
+    return this.replicaOf === undefined ? super._addMany(keys) : this.replicaOf.addMany(keys)
   }
 
   /** The store doing this filter's I/O (core's `bitStoreSuite` runs on it). */

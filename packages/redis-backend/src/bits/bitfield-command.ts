@@ -25,6 +25,7 @@ const MARKER_HEAD = new Bytes('$3\r\nGET\r\n$3\r\nu32\r\n')
  *
  * @param positions The batch's positions; key `i`'s are `positions[i·hashes …]`.
  * @param keys Indexes of the keys to include, from `keys[from]` to `keys[to − 1]`.
+ * @param skip Positions `p` of the batch to leave out where `skip[p]` is 1 (bits known to be set).
  */
 export function bitfieldCommand(
   set: boolean,
@@ -35,11 +36,13 @@ export function bitfieldCommand(
   keys: Uint32Array,
   from: number,
   to: number,
+  skip?: Uint8Array,
 ): Command {
   const name = set ? 'bitfield' : 'bitfield_ro'
   const keyBulk = bulkString(key)
-  const buffer = Buffer.allocUnsafe(bitfieldBytes(keyBulk, (to - from) * hashes))
-  const end = writeBitfield(buffer, viewOf(buffer), 0, set, keyBulk, markerOffset, positions, hashes, keys, from, to)
+  const bits = skip === undefined ? (to - from) * hashes : sentBits(skip, hashes, keys, from, to)
+  const buffer = Buffer.allocUnsafe(bitfieldBytes(keyBulk, bits))
+  const end = writeBitfield(buffer, viewOf(buffer), 0, set, keyBulk, markerOffset, positions, hashes, keys, from, to, skip)
   return new PreEncodedCommand(name, key, buffer.subarray(0, end))
 }
 

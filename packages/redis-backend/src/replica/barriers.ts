@@ -106,7 +106,8 @@ export class Barriers {
       }
       if (result !== undefined) {
         for (const s of list) {
-          const found = result.status[s]
+          // A shard an add found stale while this ran is loading: its calls go to Redis.
+          const found = ready[s] === 1 ? result.status[s] : NOT_READY
           status[s] = found
           if (found === FRESH) this.replica.verifiedAt[s] = began
           else if (found === RELOAD) {

@@ -42,6 +42,9 @@ type Reply = [Buffer, Array<[Buffer, Buffer[]]>?]
  */
 export async function catchUp(generations: ShardGenerations, replica: ReplicaShards, list: readonly number[], what: string): Promise<CatchUpResult> {
   const status = new Uint8Array(replica.parameters.shards)
+  // A load that begins meanwhile voids what this catch-up read of its shard (replica-shards.ts).
+  const begun = Uint32Array.from(list, (shard) => replica.loadsBegun[shard])
+  const current = (shard: number) => replica.loadsBegun[shard] === begun[list.indexOf(shard)]
   let applied = 0
   let pending = list.slice()
   let metaChecked = false
@@ -52,6 +55,10 @@ export async function catchUp(generations: ShardGenerations, replica: ReplicaSha
     for (let i = 0; i < pending.length; i++) {
       const shard = pending[i]
       const [marker, entries] = replies[i]
+      if (!current(shard)) {
+        status[shard] = NOT_READY
+        continue
+      }
       if (marker.length !== 4 || !generations.accepts(marker.readUInt32BE(0), 'live')) {
         status[shard] = LOST
         continue

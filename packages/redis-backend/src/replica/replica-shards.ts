@@ -42,6 +42,11 @@ export class ReplicaShards {
   readonly verifiedAt: Float64Array
   /** The entry each shard's bits were last brought up to. */
   readonly positions: Array<FeedPosition | undefined>
+  /**
+   * Per shard, how many loads began: a catch-up that was in flight when a load began must not
+   * move the new load's position or answer from its bits (it read the feed as it was before).
+   */
+  readonly loadsBegun: Uint32Array
   /** Entries applied since the replica started, and loads done (for `status`). */
   entriesApplied = 0
   loads = 0
@@ -54,6 +59,13 @@ export class ReplicaShards {
     this.ready = new Uint8Array(parameters.shards)
     this.verifiedAt = new Float64Array(parameters.shards).fill(-Infinity)
     this.positions = new Array<FeedPosition | undefined>(parameters.shards)
+    this.loadsBegun = new Uint32Array(parameters.shards)
+  }
+
+  /** Marks `shard` as loading: not ready, and any catch-up in flight for it void. */
+  beginLoad(shard: number): void {
+    this.ready[shard] = 0
+    this.loadsBegun[shard]++
   }
 
   /** Shards, in ascending order, whose bits are trusted. */

@@ -12,6 +12,7 @@ import { FRESH, LOST } from './catch-up.js'
 import { Follower, IDLE_CATCH_UP_MS } from './follower.js'
 import type { ReplicaSettings } from './replica-options.js'
 import { ReplicaShards } from './replica-shards.js'
+import { addThroughReplica, type ReplicaHost } from './replica-adds.js'
 import { loadShard } from './shard-loader.js'
 
 const { layerBatch } = layeredBatch
@@ -62,10 +63,10 @@ class KeyWaiter implements BarrierWaiter {
 }
 
 /** The replica of one fixed filter: what `RedisBloomFilter` answers through when opened with `replica`. */
-export class Replica {
+export class Replica implements ReplicaHost {
   readonly generations: ShardGenerations
   readonly shards: ReplicaShards
-  private readonly store: BitStore<false>
+  readonly store: BitStore<false>
   private readonly hasher: KeyHasher
   private readonly settings: ReplicaSettings
   private readonly barriers: Barriers
@@ -74,6 +75,8 @@ export class Replica {
   private readonly maxStaleness: number
   private readonly reloading = new Set<number>()
   private closed = false
+  /** Single adds made in the current tick, sent together when it ends. */
+  private pendingAdds: Array<{ readonly a: number; readonly b: number; readonly resolve: (fresh: boolean) => void; readonly reject: (error: unknown) => void }> = []
 
   /**
    * @param store The filter's own store: the server path for shards not loaded.
@@ -191,6 +194,47 @@ export class Replica {
         },
       })
     })
+  }
+
+  /** Adds the key hashed to `a`, `b`; the adds of one tick travel together (replica-adds.ts). */
+  add(a: number, b: number): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      if (this.pendingAdds.push({ a, b, resolve, reject }) === 1) queueMicrotask(() => this.flushAdds())
+    })
+  }
+
+  /** Adds `keys` (replica-adds.ts); answers whether each was new, in order. */
+  async addMany(input: Iterable<BloomKey>): Promise<boolean[]> {
+    const keys = Array.isArray(input) ? (input as readonly BloomKey[]) : [...input]
+    const pairs = new Uint32Array(2 * keys.length)
+    const hasher = this.hasher
+    for (let i = 0; i < keys.length; i++) {
+      hasher.hash(keys[i])
+      pairs[2 * i] = hasher.a
+      pairs[2 * i + 1] = hasher.b
+    }
+    const out = await addThroughReplica(this, pairs)
+    return Array.from(out, (fresh) => fresh === 1)
+  }
+
+  /** Loads `shard` again at once (an add found its position gone); its calls go to Redis meanwhile. */
+  markStale(shard: number): void {
+    this.shards.beginLoad(shard)
+    this.reload(shard)
+  }
+
+  private flushAdds(): void {
+    const adds = this.pendingAdds
+    this.pendingAdds = []
+    const pairs = new Uint32Array(2 * adds.length)
+    for (let i = 0; i < adds.length; i++) {
+      pairs[2 * i] = adds[i].a >>> 0
+      pairs[2 * i + 1] = adds[i].b >>> 0
+    }
+    addThroughReplica(this, pairs).then(
+      (out) => adds.forEach((add, i) => add.resolve(out[i] === 1)),
+      (error: unknown) => adds.forEach((add) => add.reject(error)),
+    )
   }
 
   /** The server path for the keys whose pairs are in `pairs` (those at `indexes`, else all): the filter's own store, as without a replica. */

@@ -24,13 +24,14 @@ export type LoadOutcome = 'loaded' | 'no-feed' | 'moved'
  * @throws BloomError `BLOOM_DATA_LOST` (the shard key is lost), the meta's verdict, `BLOOM_CORRUPT_STORE`, `BLOOM_STORE_UNAVAILABLE`.
  */
 export async function loadShard(generations: ShardGenerations, replica: ReplicaShards, shard: number): Promise<LoadOutcome> {
-  replica.ready[shard] = 0
   for (let attempt = 0; attempt < LOAD_ATTEMPTS; attempt++) {
+    replica.beginLoad(shard)
+    const begun = replica.loadsBegun[shard]
     if (!(await readShard(generations, replica, shard))) return 'no-feed'
     const began = performance.now()
     const { status } = await catchUp(generations, replica, [shard], `load ${generations.names.shard(shard)}`)
     if (status[shard] === LOST) throw dataLost(`load ${generations.names.shard(shard)}`)
-    if (status[shard] === FRESH) {
+    if (status[shard] === FRESH && replica.loadsBegun[shard] === begun) {
       replica.verifiedAt[shard] = began
       replica.ready[shard] = 1
       replica.loads++

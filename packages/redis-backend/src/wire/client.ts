@@ -69,6 +69,7 @@ export function corkWrites(client: unknown): () => void {
 /** The part of ioredis's MULTI builder that a whole-shard add, and an add with a feed, use. */
 export interface RedisTransaction {
   call(command: string, ...arguments_: RedisArgument[]): RedisTransaction
+  callBuffer(command: string, ...arguments_: RedisArgument[]): RedisTransaction
   set(key: RedisKey, value: RedisKey, expiryMode: 'PX', milliseconds: number): RedisTransaction
   getrangeBuffer(key: RedisKey, start: number, end: number): RedisTransaction
   eval(script: string, keyCount: number, ...keysAndArguments: RedisArgument[]): RedisTransaction
