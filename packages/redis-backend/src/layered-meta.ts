@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { BloomError, type LayeredOptions } from '@bloomkit/core'
 import { type LayerEntry, type LayerPolicy, hashSchemes, layerPolicies } from '@bloomkit/core/store'
 import { CORRUPT_REPLY, NOT_FOUND_REPLY } from './errors.js'
-import { metaCheck, STORE_FORMAT } from './layout/meta.js'
+import { FEED_STORE_FORMAT } from './layout/feed.js'
+import { formatOf, metaCheck, STORE_FORMAT, storedFeedLength } from './layout/meta.js'
 import { badField, isCanonicalInteger, storedDouble, storedInteger } from './layout/stored-numbers.js'
 
 const { HASH_SCHEMES, layoutOfScheme } = hashSchemes
@@ -212,10 +213,14 @@ export function parseEntries(text: string): LayerEntry[] {
   })
 }
 
-/** The meta hash fields of a layered filter's policy. */
-export function policyFields(policy: LayerPolicy): string[] {
+/**
+ * The meta hash fields of a layered filter's policy, and with `feedLength` (a filter whose layers
+ * have feeds, docs/SPEC.md 9.12) format 2 and that field.
+ */
+export function policyFields(policy: LayerPolicy, feedLength = 0): string[] {
   return [
-    'format', String(STORE_FORMAT),
+    ...(feedLength > 0 ? ['feedLength', String(feedLength)] : []),
+    'format', String(formatOf(feedLength)),
     'kind', 'layered',
     'policy', policy.kind,
     'capacity', String(policy.capacity),
@@ -244,9 +249,18 @@ export function checkLayeredKind(name: string, fields: Readonly<Record<string, s
   if (fields.kind !== 'layered') {
     throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" is of kind ${JSON.stringify(fields.kind)}; this release reads plain, counting and layered filters`)
   }
-  if (fields.format !== String(STORE_FORMAT)) {
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads format ${STORE_FORMAT}`)
+  if (fields.format !== String(STORE_FORMAT) && fields.format !== String(FEED_STORE_FORMAT)) {
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `filter "${name}" uses store format ${fields.format}; this release reads formats ${STORE_FORMAT} and ${FEED_STORE_FORMAT} (with feeds)`)
   }
+}
+
+/**
+ * The `feedLength` of a layered meta of format 2 (its layers have feeds, docs/SPEC.md 9.12), 0 for
+ * format 1. The caller checked the kind and format.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` for a format-2 meta without a valid `feedLength`.
+ */
+export function layeredFeedLength(name: string, fields: Readonly<Record<string, string | undefined>>): number {
+  return fields.format === String(FEED_STORE_FORMAT) ? storedFeedLength(`filter "${name}"`, fields.feedLength) : 0
 }
 
 /**

@@ -13,7 +13,7 @@ import { TEST_BITS, testOrSetGroup, type PositionBatch, shardBytesOf, type Shard
 import type { FilterParameters } from '@bloomkit/core'
 import { callRedis } from './errors.js'
 import { markerBytes } from './layout/shard-generations.js'
-import { CHECKED_FIELDS, checkedValues } from './layout/meta.js'
+import { CHECKED_FIELDS, checkedValues, formatOf } from './layout/meta.js'
 import { corkWrites, type RedisClient } from './wire/client.js'
 import { runScript } from './wire/script.js'
 import { MAX_SCAN_BYTES } from './bits/whole-shard.js'
@@ -98,6 +98,8 @@ export interface CheckedLayer {
   readonly keys: readonly string[]
   readonly parameters: FilterParameters
   readonly epoch: number
+  /** Its feeds' length (store format 2), 0 for none (format 1): the format is a checked field. */
+  readonly feedLength: number
   /** The keys' positions in this layer (all N keys, in order). */
   readonly batch: PositionBatch
 }
@@ -176,7 +178,7 @@ export async function checkLayers(
   what: string,
 ): Promise<LayersAnswer> {
   const metaKeys = layers.map((layer) => layer.keys[0])
-  const metaArgs = layers.map((layer) => checkedValues(layer.parameters, layer.epoch).join('|'))
+  const metaArgs = layers.map((layer) => checkedValues(layer.parameters, layer.epoch, formatOf(layer.feedLength)).join('|'))
   const scripted: ScriptedShard[] = []
   const wholes: Array<{ layer: number; group: ShardGroup; read: Promise<Buffer> }> = []
   const calls: Array<{ groups: ScriptedShard[]; reply: Promise<unknown> }> = []

@@ -7,7 +7,7 @@ import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, ve
 import { metaFields } from './layout/meta.js'
 import { refuseLayeredReplica } from './replica/replica-options.js'
 import { checkClient, type RedisClient } from './wire/client.js'
-import { checkRedisOptions, DEFAULT_SHARD_BITS, timeoutOf, type RedisFilterOptions } from './options.js'
+import { checkRedisOptions, DEFAULT_SHARD_BITS, feedLengthOf, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from './options.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { RedisLayers, type RedisLayer } from './redis-layers.js'
 
@@ -20,7 +20,7 @@ const { hashPairs, keyBatches, layerBatch } = layeredBatch
 const BATCH_KEYS = 4096
 
 /** Options of {@link LayeredRedisFilter.create}: a scalable (`growth`) or rotating (`window`) policy and the store options. */
-export type LayeredRedisOptions = LayeredOptions & RedisFilterOptions
+export type LayeredRedisOptions = LayeredOptions & RedisFilterOptions & RedisFeedOptions
 
 /** Options of {@link LayeredRedisFilter.open} and {@link LayeredRedisFilter.import}: the store options, and the clock of a rotating filter. */
 export type LayeredRedisOpenOptions = RedisFilterOptions & { readonly clock?: () => number }
@@ -64,8 +64,14 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const policy = layerPolicyOf(options)
-    await callRedis(client.eval(CREATE_LAYERED, 1, metaKey(name), ...withLayeredCheck([...policyFields(policy), 'layers', '', 'version', '1', 'nextId', '0'])), timeoutOf(options), `create "${name}"`)
+    const feedLength = feedLengthOf(options)
+    await callRedis(client.eval(CREATE_LAYERED, 1, metaKey(name), ...withLayeredCheck([...policyFields(policy, feedLength), 'layers', '', 'version', '1', 'nextId', '0'])), timeoutOf(options), `create "${name}"`)
     const filter = await LayeredRedisFilter.open(client, name, options)
+    // A feed asked for must be there (as for a fixed filter); one there is fine without asking.
+    if (feedLength > 0 && filter.redis.feedLength === 0) {
+      await filter.close()
+      throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" exists without feeds (store format 1); feed: true was asked for. Create the filter with feeds under another name`)
+    }
     // Without a seed of the caller's, the stored filter keeps its own (racing creators end with one seed).
     const comparable = (p: LayerPolicy) => JSON.stringify(options.seed === undefined ? { ...p, seed: 0 } : p)
     if (comparable(filter.policy) !== comparable(policy)) {
@@ -108,7 +114,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    * @throws BloomError `BLOOM_CORRUPT_SNAPSHOT`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_INCOMPATIBLE`
    *   (`name` is taken), `BLOOM_STORE_UNAVAILABLE`.
    */
-  static async import(redis: RedisClient, name: string, snapshot: Uint8Array, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
+  static async import(redis: RedisClient, name: string, snapshot: Uint8Array, options: LayeredRedisOpenOptions & RedisFeedOptions = {}): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.import', options)
     refuseLayeredReplica(options)
     const client = checkClient(redis)
@@ -118,12 +124,14 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const entries = snapshotLayerEntries(policy, layers)
     const taken = await callRedis(client.exists(metaKey(name)), timeout, `import "${name}"`)
     if (Number(taken) === 1) throw new BloomError('BLOOM_INCOMPATIBLE', `import: "${name}" already holds a filter; destroy it first or pick another name`)
+    // With feed: true, every layer gets a feed and the meta format 2 (docs/SPEC.md 9.12).
+    const feedLength = feedLengthOf(options)
     for (const [i, layer] of layers.entries()) {
       await RedisBloomFilter.import(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...options, ttl: undefined, kind: 'fixed' })
     }
     const counts = entries.flatMap((entry, i) => [`count:${entry.id}`, String(layers[i].count), `ready:${entry.id}`, '1'])
     await callRedis(
-      client.hset(metaKey(name), ...withLayeredCheck([...policyFields(policy), 'layers', entries.map(entryText).join(','), 'version', '1', 'nextId', String(layers.length)]), ...counts),
+      client.hset(metaKey(name), ...withLayeredCheck([...policyFields(policy, feedLength), 'layers', entries.map(entryText).join(','), 'version', '1', 'nextId', String(layers.length)]), ...counts),
       timeout,
       `import "${name}"`,
     )

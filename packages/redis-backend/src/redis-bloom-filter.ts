@@ -275,6 +275,14 @@ export class RedisBloomFilter extends BloomFilter<false> {
     return [names.meta, ...Array.from({ length: parameters.shards }, (_, shard) => names.shard(shard))]
   }
 
+  /**
+   * For a filter with a feed (store format 2, docs/SPEC.md 9.12): the entries each shard's feed
+   * keeps at least. Undefined for a filter without one.
+   */
+  get feedLength(): number | undefined {
+    return this.shards.feedLength > 0 ? this.shards.feedLength : undefined
+  }
+
   /** The random number (1 to 2^31 − 1) marking this filter's shard keys; a filter re-created under the same name gets another. */
   get epoch(): number {
     return this.shards.epoch

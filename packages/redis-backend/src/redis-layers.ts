@@ -2,10 +2,10 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { type DropReason, layeredBatch, type LayerEntry, type LayerPolicy, type LayersAnswer, type LayerStorage, type StoredLayer, layerPolicies } from '@bloomkit/core/store'
 import { callRedis, NOT_FOUND_REPLY } from './errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
-import { GROW, LAYERED_CHECKED_FIELDS, parseEntries, RESERVE, SETTLE, UNLIST, verifyLayeredCheck } from './layered-meta.js'
+import { GROW, LAYERED_CHECKED_FIELDS, layeredFeedLength, parseEntries, RESERVE, SETTLE, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { badField, storedInteger } from './layout/stored-numbers.js'
 import { layerName, metaKey } from './layout/key-names.js'
-import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFilterOptions } from './options.js'
+import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from './options.js'
 import { isCluster, type RedisClient } from './wire/client.js'
 import { RedisBloomFilter } from './redis-bloom-filter.js'
 import { runScript } from './wire/script.js'
@@ -60,6 +60,10 @@ export class RedisLayers implements LayerStorage<false> {
   private version = ''
   private readonly meta: string
   private readonly timeout: number
+  /** For a layered meta of format 2, its `feedLength`: every layer has feeds of it (docs/SPEC.md 9.12); 0 for none. */
+  readonly feedLength: number
+  /** Options of each layer's fixed filter: the store's, and the layered meta's feed. */
+  private readonly layerOptions: RedisFilterOptions & RedisFeedOptions
 
   constructor(
     readonly client: RedisClient,
@@ -73,6 +77,10 @@ export class RedisLayers implements LayerStorage<false> {
   ) {
     this.meta = metaKey(name)
     this.timeout = timeoutOf(options)
+    // A layered meta of format 2 has its layers made with feeds of its feedLength (docs/SPEC.md 9.12).
+    this.feedLength = layeredFeedLength(name, opened)
+    const { feed: _feed, feedLength: _length, ...layerOptions } = options as RedisFeedOptions & RedisFilterOptions
+    this.layerOptions = this.feedLength > 0 ? { ...layerOptions, feed: true, feedLength: this.feedLength } : layerOptions
   }
 
   /** A Redis call with the filter's timeout, its errors as BloomErrors naming `what`. */
@@ -239,7 +247,7 @@ export class RedisLayers implements LayerStorage<false> {
     // read in place): cheaper per key than a script's Lua calls. Everything else goes in the one script.
     const own = layers.map((layer) => size > SCRIPT_ALL_KEYS && layer.store.parameters.layout === 'blocked')
     const scripted = layers.flatMap((_, j) => (own[j] ? [] : [j]))
-    const checked = scripted.map((j) => ({ keys: layers[j].filter.keys, parameters: layers[j].store.parameters, epoch: layers[j].filter.epoch, batch: batches[j] }))
+    const checked = scripted.map((j) => ({ keys: layers[j].filter.keys, parameters: layers[j].store.parameters, epoch: layers[j].filter.epoch, feedLength: layers[j].filter.feedLength ?? 0, batch: batches[j] }))
     const [answer] = await Promise.all([
       checkLayers(this.client, this.meta, checked, size, this.options.scanBytesPerKey ?? 512, this.timeout, `check "${this.name}"`),
       ...layers.flatMap((layer, j) => (own[j] ? [ask(layer, batches[j])] : [])),
@@ -345,7 +353,7 @@ export class RedisLayers implements LayerStorage<false> {
     if (!ready) return this.makeLayer(entry, layerParameters(this.policy, entry.index, entry.capacity, DEFAULT_SHARD_BITS))
     const name = layerName(this.name, entry.id)
     // Created and listed as ready: if it is gone now, its keys are lost, and answering would give false negatives.
-    const filter = await RedisBloomFilter.open(this.client, name, { ...this.options, kind: 'fixed' }).catch((error: unknown) => {
+    const filter = await RedisBloomFilter.open(this.client, name, { ...this.layerOptions, kind: 'fixed' }).catch((error: unknown) => {
       if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') {
         throw new BloomError('BLOOM_DATA_LOST', `filter "${this.name}": its layer ${name} is gone (evicted, expired or deleted); rebuild the filter or import a snapshot`, { cause: error })
       }
@@ -358,10 +366,10 @@ export class RedisLayers implements LayerStorage<false> {
   private async makeLayer(entry: LayerEntry, parameters: FilterParameters): Promise<RedisLayer> {
     const name = layerName(this.name, entry.id)
     const ttl = this.policy.kind === 'rotating' ? this.layerTtlSeconds(entry) : await this.metaTtlSeconds()
-    const filter = await RedisBloomFilter.fromParameters(this.client, name, parameters, { ...this.options, ttl }).catch((error: unknown) => {
+    const filter = await RedisBloomFilter.fromParameters(this.client, name, parameters, { ...this.layerOptions, ttl }).catch((error: unknown) => {
       // Another writer created it first, sized its own way (docs/SPEC.md 9.8, step 4): its
       // parameters are those its meta holds.
-      if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') return RedisBloomFilter.open(this.client, name, { ...this.options, kind: 'fixed' })
+      if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') return RedisBloomFilter.open(this.client, name, { ...this.layerOptions, kind: 'fixed' })
       throw error
     })
     await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')

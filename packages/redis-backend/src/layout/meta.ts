@@ -141,12 +141,16 @@ export function decodeMeta(name: string, fields: Record<string, string>): Filter
   const state = fields.state as FilterState
   if (!STATES.includes(state)) throw corrupt(`has an unknown state ${JSON.stringify(fields.state)}`)
   const meta = { parameters, epoch, generation, state }
-  if (fed) return { ...meta, feedLength: feedLengthOf(what, fields.feedLength) }
+  if (fed) return { ...meta, feedLength: storedFeedLength(what, fields.feedLength) }
   return fields.kind === 'counting' ? { ...meta, counting: true } : meta
 }
 
-/** A format-2 meta's `feedLength`: an integer from 1 to {@link MAX_FEED_LENGTH}, written as docs/SPEC.md 9 writes numbers. */
-function feedLengthOf(what: string, stored: string | undefined): number {
+/**
+ * A format-2 meta's `feedLength` (a fixed or a layered filter's): an integer from 1 to
+ * {@link MAX_FEED_LENGTH}, written as docs/SPEC.md 9 writes numbers.
+ * @throws BloomError `BLOOM_CORRUPT_STORE`.
+ */
+export function storedFeedLength(what: string, stored: string | undefined): number {
   const value = storedInteger(what, 'feedLength', stored)
   if (value < 1 || value > MAX_FEED_LENGTH) throw badField(what, 'feedLength', stored, `1 to ${MAX_FEED_LENGTH} (a filter with a feed, format ${FEED_STORE_FORMAT})`)
   return value

@@ -492,6 +492,8 @@ export interface Layered {
   readonly seed: number
   readonly scheme: number
   readonly shards: number
+  /** 9.12: the layers' feed length in format 2; 0 in format 1. */
+  readonly feedLength: number
 }
 
 const LAYERED_CHECKED = ['format', 'kind', 'policy', 'capacity', 'errorRate', 'growth', 'tightening', 'seconds', 'keep', 'seed', 'scheme', 'shards', 'layers', 'version', 'nextId'] as const
@@ -523,7 +525,8 @@ export async function openLayered(redis: Redis, name: string): Promise<Layered> 
   if (f.format === undefined) throw new SpecError('BLOOM_CORRUPT_STORE', 'no format')
   if (f.kind === undefined || f.kind === 'counting') throw new SpecError('BLOOM_INCOMPATIBLE', 'not layered')
   if (f.kind !== 'layered') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `kind ${f.kind}`)
-  if (f.format !== '1') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
+  // 9.12: format 2 is format 1 whose layers have feeds.
+  if (f.format !== '1' && f.format !== '2') throw new SpecError('BLOOM_UNSUPPORTED_VERSION', `format ${f.format}`)
   // Step 3: the check before anything it covers (a meta without `check` was written before it existed: accepted).
   if (f.check !== undefined && f.check !== layeredCheck(f)) throw new SpecError('BLOOM_CORRUPT_STORE', 'layered check')
   // Step 4: the policy known, every number canonical, the scheme known, the values possible, the list.
@@ -542,7 +545,9 @@ export async function openLayered(redis: Redis, name: string): Promise<Layered> 
     (rotating ? seconds >= 1 && seconds <= 2 ** 32 - 1 && keep >= 1 && keep <= 65_536 : seconds === 0 && keep === 0)
   if (!possible) throw new SpecError('BLOOM_CORRUPT_STORE', 'policy fields')
   checkList(f)
-  return { name, policy: f.policy, capacity, errorRate, growth, tightening, seconds, keep, seed, scheme, shards }
+  // 9.12: a layered meta of format 2 has its layers made with feeds of its feedLength.
+  const feedLength = f.format === '2' ? integerField(f, 'feedLength', 1, 2 ** 31 - 1) : 0
+  return { name, policy: f.policy, capacity, errorRate, growth, tightening, seconds, keep, seed, scheme, shards, feedLength }
 }
 
 function checkedEntries(l: Layered, entries: Entry[], now: number): Entry[] {
@@ -690,7 +695,7 @@ export async function growLayer(redis: Redis, l: Layered, version: string, entry
   const applied = await redis.eval(GROW, 1, meta, version, f.check ?? '', after.layers, after.version, id, check, metaTtl, ...dropped.map((e) => e.split('/')[0]))
   if (Number(applied) !== 1) return undefined
   const ttlMs = l.policy === 'rotating' ? Math.max(1, Math.ceil(((entry.window + l.keep) * l.seconds * 1000 + 60_000 - now) / 1000)) * 1000 : 0
-  await createFixed(redis, `${l.name}:L${id}`, sizeLayer(l, entry.index, entry.capacity), ttlMs)
+  await createFixed(redis, `${l.name}:L${id}`, sizeLayer(l, entry.index, entry.capacity), ttlMs, l.feedLength)
   if (markReady) await redis.hset(meta, `ready:${id}`, '1')
   return Number(id)
 }
@@ -742,7 +747,7 @@ async function writeLayered(redis: Redis, l: Layered, keys: string[], pending: n
     try {
       let layer = await openLayer(redis, l, newest)
       if (layer === undefined) {
-        await createFixed(redis, `${l.name}:L${newest.id}`, sizeLayer(l, newest.index, newest.capacity))
+        await createFixed(redis, `${l.name}:L${newest.id}`, sizeLayer(l, newest.index, newest.capacity), 0, l.feedLength)
         await redis.hset(meta, `ready:${newest.id}`, '1')
         layer = await openFixed(redis, `${l.name}:L${newest.id}`)
       }
