@@ -8,14 +8,14 @@ import { Cluster, Redis } from 'ioredis'
 import { loadavg } from 'node:os'
 import { chunks, cycle, median, medianOpsPerSecond, ratio, sizeLabel, userKeys, xorshift32, type SuiteOptions } from './measure.js'
 import type { Report, Row } from './report.js'
+import { cpuNote, medianCost, serverCpuSeconds, timeCalls, type Cost, type RedisClient } from './redis-cost.js'
+import { measureReplica } from './redis-replica.js'
 
 /** Says how far the suite got (set by runRedisBenchmarks). */
 let progress: (what: string) => void = () => {}
 
 /** Rows gathered before they go to the report, so that the realistic ones lead the table. */
 type Rows = { add(row: Row): void }
-/** The benchmark's own ioredis clients (it reads INFO and KEYS, beyond what the backend needs). */
-type RedisClient = Redis | Cluster
 
 /** Keys in the filters; rounds; calls per timed run of a 1000-key row; calls per single-call caller. A quick run takes the second set. */
 const FULL = { keys: 1_000_000, rounds: 3, batchCalls: 100, callsPerCaller: 30 }
@@ -121,48 +121,6 @@ async function bitsSetShare(redis: RedisClient, filter: RedisBloomFilter): Promi
   let set = 0
   for (const key of filter.keys.slice(1, 1 + shards)) set += await redis.bitcount(key, 0, bits / shards / 8 - 1)
   return set / bits
-}
-
-/** Redis's CPU seconds so far (user + sys from INFO), summed over every master. */
-async function serverCpuSeconds(redis: RedisClient): Promise<number> {
-  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis]
-  let seconds = 0
-  for (const node of nodes) {
-    const info = await node.info('cpu')
-    seconds += Number(/used_cpu_user:([\d.]+)/.exec(info)![1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)![1])
-  }
-  return seconds
-}
-
-/** Throughput (keys/s, from the median call), and client and server CPU per key over the run. */
-interface Cost {
-  readonly opsPerSecond: number
-  readonly clientUs: number
-  readonly serverUs: number
-}
-
-/** Times `calls` sequential calls of `body`, each handling `keysPerCall` keys (one call in flight). */
-async function timeCalls(redis: RedisClient, keysPerCall: number, calls: number, body: (i: number) => Promise<unknown>, warmup = 10): Promise<Cost> {
-  for (let i = 0; i < warmup; i++) await body(i)
-  const durations: number[] = []
-  const server = await serverCpuSeconds(redis)
-  const client = process.cpuUsage()
-  for (let i = 0; i < calls; i++) {
-    const start = performance.now()
-    await body(i)
-    durations.push(performance.now() - start)
-  }
-  const used = process.cpuUsage(client)
-  const serverUs = ((await serverCpuSeconds(redis)) - server) * 1e6
-  const keys = keysPerCall * calls
-  return { opsPerSecond: keysPerCall / (median(durations) / 1000), clientUs: (used.user + used.system) / keys, serverUs: serverUs / keys }
-}
-
-const cpuNote = (cost: Cost) => `client ${cost.clientUs.toFixed(2)} µs/key, server ${cost.serverUs.toFixed(2)} µs/key`
-
-/** The median of each field over rounds. */
-function medianCost(costs: Cost[]): Cost {
-  return { opsPerSecond: median(costs.map((c) => c.opsPerSecond)), clientUs: median(costs.map((c) => c.clientUs)), serverUs: median(costs.map((c) => c.serverUs)) }
 }
 
 /** Requests of {@link BATCH} keys of each kind per round of the floor row (after 2 warm-up requests), and its seed. */
@@ -508,7 +466,8 @@ export async function runRedisBenchmarks(report: Report, { quick }: SuiteOptions
   const scale = quick ? QUICK : FULL
   ;({ keys: KEYS, rounds: ROUNDS, batchCalls: BATCH_CALLS, callsPerCaller: CALLS_PER_CALLER } = scale)
   let step = 0
-  progress = (what) => report.progress(step++, 5 * ROUNDS + 4, what)
+  // Steps: 5 a round and 4 more in the rows of redis.ts, 3 a round and 4 more in the replica's.
+  progress = (what) => report.progress(step++, 8 * ROUNDS + 8, what)
   report.describeChart({
     id: 'redis',
     title: 'Redis: keys per second',
@@ -523,6 +482,7 @@ export async function runRedisBenchmarks(report: Report, { quick }: SuiteOptions
     const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1, connectTimeout: 2000 })
     try {
       await measureRealistic(into(realistic), redis, 'standalone', undefined, keys)
+      await measureReplica({ rows: into(realistic), progress, redis, port: server.port, quick, keys, rounds: ROUNDS, batchCalls: BATCH_CALLS, callsPerCaller: CALLS_PER_CALLER })
       await measure(into(chunked), redis, 'standalone', undefined, keys)
     } finally {
       redis.disconnect()
