@@ -1,7 +1,7 @@
-import { BloomError, describe } from './errors.js'
-import { OPTION_VALUES } from './option-values.js'
-import type { RotatingOptions, ScalableOptions, SizingOptions } from './options.js'
-import type { FilterParametersInput } from './parameters.js'
+import { BloomError, checkInteger, describe, invalidParameter } from './errors.js'
+import { checkBoolean, checkClockOption, checkErrorRate, checkKind, checkTightening, MAX_GROWTH } from './option-values.js'
+import type { RotatingOptions, ScalableOptions, SizingOptions, WindowOptions } from './options.js'
+import { checkLayout, checkScheme, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type FilterParametersInput } from './parameters.js'
 
 // A typo in an option name (`capcity`, `countng`) would silently leave a default in place:
 // JavaScript callers, and TypeScript callers passing a config object held in a variable, get no
@@ -25,6 +25,43 @@ const GROUPS: { readonly [group in OptionGroup]: readonly string[] } = {
   kind: ['kind'],
   // A rotating filter's clock alone, for imports (which take no other layered option).
   clock: ['clock'],
+}
+
+/**
+ * The value check of each option name of core's groups, applied by {@link checkOptionNames} to
+ * every value given. Contextual limits (a capacity too large for its error rate, bits that do not
+ * divide into shards) are checked where the option is used; these are the limits every use shares.
+ */
+const OPTION_VALUES: { readonly [name: string]: (value: unknown) => unknown } = {
+  capacity: (value) => checkInteger('capacity', value, 1, Number.MAX_SAFE_INTEGER),
+  errorRate: (value) => checkErrorRate('errorRate', value),
+  shards: (value) => checkInteger('shards', value, 1, MAX_SHARDS),
+  seed: (value) => checkInteger('seed', value, 0, 0xffffffff),
+  layout: checkLayout,
+  bits: (value) => checkInteger('bits', value, 8, MAX_SHARDS * MAX_SHARD_BITS),
+  hashes: (value) => checkInteger('hashes', value, 1, MAX_HASHES),
+  scheme: checkScheme,
+  growth: (value) => checkInteger('growth', value, 1, MAX_GROWTH),
+  tightening: checkTightening,
+  window: (value) => checkWindow(value),
+  clock: checkClockOption,
+  counting: (value) => checkBoolean('counting', value),
+  kind: checkKind,
+}
+
+/** The names of {@link WindowOptions} (a Record, so that a new one must be listed). */
+const WINDOW_OPTIONS = Object.keys({ seconds: true, keep: true } satisfies Record<keyof WindowOptions, true>)
+
+/**
+ * A rotating filter's `window`: an object of its own `seconds` (1 to 2^32 − 1) and `keep` (1 to
+ * 65 536), and nothing else.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the field and its range.
+ */
+export function checkWindow(window: unknown): WindowOptions {
+  if (window === null || typeof window !== 'object') throw invalidParameter('window', 'an object { seconds, keep }', window)
+  checkOptionNames('window', window, [], WINDOW_OPTIONS)
+  const { seconds, keep } = window as WindowOptions
+  return { seconds: checkInteger('window.seconds', seconds, 1, 0xffffffff), keep: checkInteger('window.keep', keep, 1, 65_536) }
 }
 
 /**

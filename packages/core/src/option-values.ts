@@ -1,10 +1,10 @@
-import { BloomError, checkInteger, invalidParameter } from './errors.js'
+import { BloomError, invalidParameter } from './errors.js'
 import type { LayeredOptions } from './options.js'
-import { checkLayout, checkScheme, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS } from './parameters.js'
 
-// The one home of what each option core defines may hold. An option left out is `undefined`, and
-// only `undefined`: `null`, `false`, 0 or '' is a value like any other and must pass its check (a
-// `null` seed once meant seed 0, a public seed; a `counting: 1` once made a plain filter).
+// The checks of option values that more than one module applies (option-names.ts holds the table
+// of every option's check). An option left out is `undefined`, and only `undefined`: `null`,
+// `false`, 0 or '' is a value like any other and must pass its check (a `null` seed once meant seed
+// 0, a public seed; a `counting: 1` once made a plain filter).
 
 /** The most a layer may grow over the one before it. */
 export const MAX_GROWTH = 65_536
@@ -64,6 +64,7 @@ export function isLayeredOptions(options: unknown): options is LayeredOptions {
  */
 export function checkCountingCreate(options: object): void {
   const { counting } = options as { counting?: unknown }
+  checkCreateKind(options, 'counting')
   if (counting === false) throw invalidParameter('counting', "true or left out for a counting filter's create (a plain filter is the fixed filter's create)", counting)
   if (isLayeredOptions(options)) {
     throw new BloomError(
@@ -74,26 +75,15 @@ export function checkCountingCreate(options: object): void {
 }
 
 /**
- * The value check of each option name core defines (the groups of `checkOptionNames`). Contextual
- * limits (a capacity too large for its error rate, bits that do not divide into shards) are checked
- * where the option is used; these are the limits every use shares.
+ * Refuses a `kind` given to a create that makes another kind (`kind` is for open and import, where
+ * it insists on one; a create makes the kind its options ask for: `made`, which the caller decides
+ * from `counting`, `growth` and `window`). Without it, `create(…, { kind: 'layered' })` made a
+ * fixed filter in silence.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `kind`.
  */
-export const OPTION_VALUES: { readonly [name: string]: (value: unknown) => unknown } = {
-  capacity: (value) => checkInteger('capacity', value, 1, Number.MAX_SAFE_INTEGER),
-  errorRate: (value) => checkErrorRate('errorRate', value),
-  shards: (value) => checkInteger('shards', value, 1, MAX_SHARDS),
-  seed: (value) => checkInteger('seed', value, 0, 0xffffffff),
-  layout: checkLayout,
-  bits: (value) => checkInteger('bits', value, 8, MAX_SHARDS * MAX_SHARD_BITS),
-  hashes: (value) => checkInteger('hashes', value, 1, MAX_HASHES),
-  scheme: checkScheme,
-  growth: (value) => checkInteger('growth', value, 1, MAX_GROWTH),
-  tightening: checkTightening,
-  // The window's own fields are checked where the policy is read (layerPolicyOf), names included.
-  window: (value) => {
-    if (value === null || typeof value !== 'object') throw invalidParameter('window', 'an object { seconds, keep }', value)
-  },
-  clock: checkClockOption,
-  counting: (value) => checkBoolean('counting', value),
-  kind: checkKind,
+export function checkCreateKind(options: object, made: FilterKindOption): void {
+  const { kind } = options as { kind?: unknown }
+  if (kind !== undefined && kind !== made) {
+    throw invalidParameter('kind', `'${made}' or left out: these options make a ${made} filter (counting: true makes a counting one; growth or window a layered one)`, kind)
+  }
 }

@@ -109,7 +109,7 @@ test("'@bloomkit/core/store' holds what a backend author needs: at most 40 names
     'decodeLayeredSnapshot' | 'encodeLayeredSnapshot' | 'LAYERED_SNAPSHOT_VERSION' | 'snapshotVersionOf' | 'layerSnapshotOf' | 'snapshotLayerEntries'
   >()
   expectTypeOf<keyof typeof Store.layeredBatch>().toEqualTypeOf<'hashPairs' | 'layerBatch' | 'keyBatches' | 'pairsAgree'>()
-  expectTypeOf<keyof typeof Store.optionChecks>().toEqualTypeOf<'checkBoolean' | 'checkCountingCreate'>()
+  expectTypeOf<keyof typeof Store.optionChecks>().toEqualTypeOf<'checkBoolean' | 'checkCountingCreate' | 'checkCreateKind'>()
   type Types = [
     Store.BitStore,
     Store.BitStoreCapabilities,

@@ -26,7 +26,7 @@ test('an unknown name is refused, naming the call, the name, the nearest allowed
 })
 
 test('groups and own names add up, each name once; allowed names and an empty object pass', () => {
-  const all = { capacity: 1, errorRate: 0.1, shards: 1, seed: 1, layout: 'classic', growth: 2, tightening: 0.5, window: {}, clock: () => 0, counting: true, kind: 'fixed', ttl: 1 }
+  const all = { capacity: 1, errorRate: 0.1, shards: 1, seed: 1, layout: 'classic', growth: 2, tightening: 0.5, window: { seconds: 60, keep: 2 }, clock: () => 0, counting: true, kind: 'fixed', ttl: 1 }
   expect(messageOf(() => checkOptionNames('X', all, ['sizing', 'layered', 'counting', 'kind'], ['ttl']))).toBe('returned')
   expect(messageOf(() => checkOptionNames('X', { bits: 8, hashes: 1, shards: 1, seed: 0, layout: 'classic', scheme: 1 }, ['parameters']))).toBe('returned')
   expect(messageOf(() => checkOptionNames('X', {}, []))).toBe('returned')
@@ -86,6 +86,11 @@ test("null is a value, not \"left out\": it is refused for every option of core'
   }
   // undefined is "left out", for every name.
   expect(messageOf(() => checkOptionNames('X', Object.fromEntries(Object.keys(ranges).map((name) => [name, undefined])), ['sizing', 'parameters', 'layered', 'counting', 'kind']))).toBe('returned')
+})
+
+test("a window's fields are checked wherever window is given, names included", () => {
+  expect(messageOf(() => checkOptionNames('X.open', { window: { seconds: 0, keep: 2 } }, ['layered']))).toBe('window.seconds must be an integer from 1 to 4294967295; got 0')
+  expect(messageOf(() => checkOptionNames('X.open', { window: { seconds: 60, kep: 2 } }, ['layered']))).toMatch(/^window: unknown option "kep" \(did you mean "keep"\?\)/)
 })
 
 test('booleans are booleans: counting 1, "yes", 0 and "false" are refused', () => {

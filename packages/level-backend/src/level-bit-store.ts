@@ -9,7 +9,7 @@ import { InFlight } from './in-flight.js'
 import { readMetadata } from './folder/metadata.js'
 import { Mutex } from './mutex.js'
 import { checkAdoptable, initializeFolder, replayLog, type Opened } from './folder/open-folder.js'
-import { cachePages, checkLevelOptions, checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from './options.js'
+import { cachePages, checkCacheForNewPages, checkLevelOptions, checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from './options.js'
 import { PageCache } from './pages/page-cache.js'
 import { PageGeometry } from './pages/page-geometry.js'
 import { PageIO } from './pages/page-io.js'
@@ -81,6 +81,7 @@ export class LevelBitStore implements BitStore<false> {
     const checked = checkParameters(parameters)
     const pageBytes = pageBytesOf(options)
     checkPageTable(checked, pageBytes)
+    checkCacheForNewPages(options)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: true })
@@ -122,6 +123,7 @@ export class LevelBitStore implements BitStore<false> {
   static async import(location: string, snapshot: SnapshotSource, options: LevelCreateStoreOptions = {}): Promise<LevelBitStore> {
     checkLevelOptions('LevelBitStore.import', options)
     const pageBytes = pageBytesOf(options)
+    checkCacheForNewPages(options)
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
     const { db, meta, anchor } = await importSnapshot(where, snapshot, { pageBytes })

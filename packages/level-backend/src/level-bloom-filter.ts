@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
+import { createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
 import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered/layered-level-filter.js'
 import { holdsLayered } from './layered/level-layers.js'
 import { type SnapshotSource } from './folder/import.js'
@@ -7,6 +7,7 @@ import { CountingLevelFilter } from './counting/counting-level-filter.js'
 import { canonicalLocation, closeDatabase, openDatabase } from './folder/database.js'
 import { LevelBitStore } from './level-bit-store.js'
 import { COUNTING_META_KEY } from './folder/counting-metadata.js'
+import { META_KEY } from './folder/records.js'
 import { checkLevelOptions, type LevelCreateStoreOptions } from './options.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources
@@ -66,6 +67,7 @@ export class LevelBloomFilter extends BloomFilter<false> {
     // With `growth` or `window`, a layered filter (layered-level-filter.ts).
     if (isLayeredOptions(options)) return LayeredLevelFilter.create(location, options)
     // Without a seed, a random one (keyed hashing); a filter already in the folder keeps its own.
+    optionChecks.checkCreateKind(options, 'fixed')
     const { parameters, seeded, earlier } = newFilterParameters(options, sizeFilter, earlierSizeFilter)
     return LevelBloomFilter.over(await LevelBitStore.create(location, parameters, options, { seeded, earlier }))
   }
@@ -89,8 +91,9 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
     checkLevelOptions('LevelBloomFilter.open', options)
     const kind = options.kind // checked by checkLevelOptions
-    if (kind === 'layered') return LayeredLevelFilter.open(location, options)
-    if (kind === 'counting') return CountingLevelFilter.open(location, options)
+    // A folder of another kind is BLOOM_INCOMPATIBLE naming the kind asked for, as for kind: 'fixed' below.
+    if (kind === 'layered') return LayeredLevelFilter.open(location, options).catch(async (error: unknown) => refuseOtherKind(location, kind, error))
+    if (kind === 'counting') return CountingLevelFilter.open(location, options).catch(async (error: unknown) => refuseOtherKind(location, kind, error))
     let counting = false
     const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
       if (error instanceof BloomError && (error.code === 'BLOOM_CORRUPT_STORE' || error.code === 'BLOOM_NOT_FOUND')) {
@@ -175,18 +178,37 @@ export class LevelBloomFilter extends BloomFilter<false> {
 }
 
 /** Whether `location` holds a counting filter (a plain open found no plain one there). */
-async function holdsCounting(location: string): Promise<boolean> {
+function holdsCounting(location: string): Promise<boolean> {
+  return holdsRecord(location, COUNTING_META_KEY)
+}
+
+/** Whether `location`'s database holds a record under `key` (false when there is no database). */
+async function holdsRecord(location: string, key: string): Promise<boolean> {
   const where = canonicalLocation(location)
-  let counting = false
+  let found = false
   try {
     const db = await openDatabase(where, { create: false })
     try {
-      counting = (await db.get(COUNTING_META_KEY)) !== undefined
+      found = (await db.get(key)) !== undefined
     } finally {
       await closeDatabase(where, db)
     }
   } catch {
     return false
   }
-  return counting
+  return found
+}
+
+/**
+ * `error` from an open of the kind asked for, or, when the folder holds a filter of another kind
+ * (the open found none of its own: BLOOM_INCOMPATIBLE or BLOOM_NOT_FOUND), BLOOM_INCOMPATIBLE naming both.
+ */
+async function refuseOtherKind(location: string, asked: LevelFilterKind, error: unknown): Promise<never> {
+  if (error instanceof BloomError && (error.code === 'BLOOM_INCOMPATIBLE' || error.code === 'BLOOM_NOT_FOUND')) {
+    const found = (await holdsLayered(location)) ? 'layered' : (await holdsCounting(location)) ? 'counting' : (await holdsRecord(location, META_KEY)) ? 'fixed' : undefined
+    if (found !== undefined && found !== asked) {
+      throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a ${found} filter, not a ${asked} one (kind: '${asked}' was asked for)`, { cause: error })
+    }
+  }
+  throw error
 }

@@ -54,6 +54,17 @@ export function checkLevelOptions(call: string, options: unknown): void {
   pageBytesOf(options as LevelCreateStoreOptions)
 }
 
+/**
+ * At a create or an import, before the folder is touched: `cacheBytes` holds at least 4 pages of
+ * the page size asked for, so that a budget too small is refused before anything is written (and,
+ * for a layered filter, at create rather than at its first add). An open checks the folder's own
+ * page size when it opens the store.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `cacheBytes`.
+ */
+export function checkCacheForNewPages(options: LevelCreateStoreOptions): void {
+  if (options.cacheBytes !== undefined) cachePages(options.cacheBytes, pageBytesOf(options), Number.MAX_SAFE_INTEGER)
+}
+
 /** The `pageBytes` option, checked, or its default. */
 export function pageBytesOf(options: LevelCreateStoreOptions): number {
   return options.pageBytes === undefined ? DEFAULT_PAGE_BYTES : checkPageBytes(options.pageBytes)

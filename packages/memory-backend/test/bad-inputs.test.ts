@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest'
 import {
   CORE_RULES,
   detachedBytes,
+  LAYERED_ERROR_RATE,
   JUNK,
   KEY,
   KEYS,
@@ -157,10 +158,11 @@ describe('random values at every option of create, sizeFilter and optimalParamet
     })
   })
 
-  prop([fc.oneof(optionsOf({ ...SIZING, ...LAYERED }, { required: REQUIRED, base: { growth: 2 } }), optionsOf({ ...SIZING, ...LAYERED }, { required: REQUIRED, base: { window: { seconds: 60, keep: 2 } } }))], {
+  const LAYERED_RULES = { ...SIZING, errorRate: LAYERED_ERROR_RATE, ...LAYERED }
+  prop([fc.oneof(optionsOf(LAYERED_RULES, { required: REQUIRED, base: { growth: 2 } }), optionsOf(LAYERED_RULES, { required: REQUIRED, base: { window: { seconds: 60, keep: 2 } } }))], {
     numRuns: 200,
   })('LayeredMemoryFilter.create', async (drawn) => {
-    const refused = refusalsOf(drawn, { ...SIZING, ...LAYERED }, { required: REQUIRED, extra: (given) => (given.growth === undefined && given.window === undefined ? ['growth'] : []) })
+    const refused = refusalsOf(drawn, LAYERED_RULES, { required: REQUIRED, extra: (given) => (given.growth === undefined && given.window === undefined ? ['growth'] : []) })
     await refusedOrHonoured('LayeredMemoryFilter.create', () => LayeredMemoryFilter.create(drawn.options as never), refused, (filter) => {
       const given = drawn.given as Record<string, never>
       const rotating = given.window !== undefined

@@ -1,5 +1,5 @@
 import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, layeredBatch, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
+import { createKeyHasher, layeredBatch, layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from './errors.js'
 import { checkName, layerName, metaKey } from './layout/key-names.js'
 import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
@@ -61,6 +61,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
   static async create(redis: RedisClient, name: string, options: LayeredRedisOptions): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.create', options)
     refuseLayeredReplica(options)
+    optionChecks.checkCreateKind(options, 'layered')
     const client = checkClient(redis)
     checkName(name)
     const policy = layerPolicyOf(options)

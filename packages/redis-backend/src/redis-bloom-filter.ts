@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, snapshotSources } from '@bloomkit/core/store'
+import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
 import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
@@ -26,6 +26,21 @@ export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: Redis
 
 /** Options of {@link RedisBloomFilter.import}: as for a new filter, a rotating filter's `clock`, and `kind` as for `open`. */
 export type RedisImportOptions = RedisReplaceOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
+
+/**
+ * `error` from an open of the kind asked for or, when `name` holds a filter of another kind (meta
+ * field `kind`: `layered`, `counting`, or none for a fixed one), BLOOM_INCOMPATIBLE naming both.
+ */
+async function refuseOtherKind(client: RedisClient, name: string, asked: RedisFilterKind, timeout: number, error: unknown): Promise<never> {
+  if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') {
+    const stored = await callRedis(client.hget(metaKey(name), 'kind'), timeout, `open "${name}"`).catch(() => undefined)
+    const found = stored === 'layered' || stored === 'counting' ? stored : stored === null ? 'fixed' : undefined
+    if (found !== undefined && found !== asked) {
+      throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a ${found} filter, not a ${asked} one (kind: '${asked}' was asked for)`, { cause: error })
+    }
+  }
+  throw error
+}
 
 /**
  * A Bloom filter stored in Redis (standalone or Cluster, Redis ≥ 6.2, no modules) under a name,
@@ -96,6 +111,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     if (isLayeredOptions(options)) return LayeredRedisFilter.create(redis, name, options)
     // Without a seed, a random one (keyed hashing); a filter already under the name is opened with its own.
     // A filter an earlier release sized for the same options is adopted as it is (earlierSizeFilter).
+    optionChecks.checkCreateKind(options, 'fixed')
     const { parameters, seeded, earlier } = newFilterParameters(options, (o) => sizeRedisFilter(o), (o) => sizeRedisFilter(o, 0, earlierSizeFilter))
     return RedisBloomFilter.createWith(redis, name, parameters, options, seeded, earlier)
   }
@@ -163,9 +179,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const kind = options.kind // checked by checkRedisOptions
-    if (kind === 'layered') return LayeredRedisFilter.open(client, name, options)
-    if (kind === 'counting') return RedisCountingFilter.open(client, name, options)
     const timeout = timeoutOf(options)
+    // A name of another kind is BLOOM_INCOMPATIBLE naming the kind asked for, as a counting one is below.
+    if (kind === 'layered') return LayeredRedisFilter.open(client, name, options).catch(async (error: unknown) => refuseOtherKind(client, name, kind, timeout, error))
+    if (kind === 'counting') return RedisCountingFilter.open(client, name, options).catch(async (error: unknown) => refuseOtherKind(client, name, kind, timeout, error))
     let meta: FilterMeta
     try {
       meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
@@ -174,6 +191,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
       if (kind === undefined && error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && (await callRedis(client.hget(metaKey(name), 'kind'), timeout, `open "${name}"`)) === 'layered') {
         return LayeredRedisFilter.open(client, name, options)
       }
+      if (kind === 'fixed') return refuseOtherKind(client, name, kind, timeout, error)
       throw error
     }
     if (meta.counting === true) {

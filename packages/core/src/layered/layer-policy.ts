@@ -1,18 +1,16 @@
 import { BloomError, checkInteger, invalidParameter } from '../errors.js'
 import { checkLayout, checkParameters, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type FilterParameters, type BitLayout } from '../parameters.js'
-import { checkOptionNames } from '../option-names.js'
+import { checkWindow } from '../option-names.js'
 import { checkClockOption, checkTightening, MAX_GROWTH } from '../option-values.js'
 import { BLOCK_BITS } from '../bits/positions.js'
 import { randomSeed } from '../new-filter.js'
-import type { LayeredOptions, RotatingOptions, WindowOptions } from '../options.js'
+import type { LayeredOptions, RotatingOptions } from '../options.js'
 import { checkErrorRate, estimateErrorRate, guavaHashes, sizeFilter } from '../sizing.js'
 
 /** The tightening ratio r of a layered filter when none is given (docs/SPEC.md, section 8). */
 export const DEFAULT_TIGHTENING = 0.5
 export { MAX_GROWTH } from '../option-values.js'
 
-/** The names of {@link WindowOptions} (a Record, so that a new one must be listed). */
-const WINDOW_OPTIONS = Object.keys({ seconds: true, keep: true } satisfies Record<keyof WindowOptions, true>)
 
 export { isLayeredOptions } from '../option-values.js'
 
@@ -54,17 +52,9 @@ export function layerPolicyOf(options: LayeredOptions): LayerPolicy {
   const growth =
     options.growth === undefined && rotating ? 0 : checkInteger('growth', options.growth, 1, MAX_GROWTH)
   const tightening = options.tightening === undefined ? DEFAULT_TIGHTENING : checkTightening(options.tightening)
-  let seconds = 0
-  let keep = 0
-  if (rotating) {
-    const window = (options as RotatingOptions).window
-    if (window === null || typeof window !== 'object') throw invalidParameter('window', 'an object { seconds, keep }', window)
-    checkOptionNames('window', window, [], WINDOW_OPTIONS)
-    seconds = checkInteger('window.seconds', window.seconds, 1, 0xffffffff)
-    keep = checkInteger('window.keep', window.keep, 1, 65_536)
-    const clock = (options as RotatingOptions).clock
-    if (clock !== undefined) checkClockOption(clock)
-  }
+  const { seconds, keep } = rotating ? checkWindow((options as RotatingOptions).window) : { seconds: 0, keep: 0 }
+  const clock = (options as RotatingOptions).clock
+  if (clock !== undefined) checkClockOption(clock)
   const policy: LayerPolicy = {
     kind: rotating ? 'rotating' : 'scalable',
     capacity,

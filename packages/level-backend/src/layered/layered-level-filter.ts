@@ -1,10 +1,10 @@
 import { BloomError, LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, layeredFormat, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
+import { createKeyHasher, layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from '../folder/database.js'
 import { storeError } from '../errors.js'
 import { LevelBitStore } from '../level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
-import { checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from '../options.js'
+import { checkCacheForNewPages, checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from '../options.js'
 
 const { layerPolicyOf } = layerPolicies
 
@@ -36,6 +36,8 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    */
   static async create(location: string, options: LayeredLevelOptions): Promise<LayeredLevelFilter> {
     checkLevelOptions('LayeredLevelFilter.create', options)
+    optionChecks.checkCreateKind(options, 'layered')
+    checkCacheForNewPages(options)
     const policy = layerPolicyOf(options)
     const where = canonicalLocation(location)
     return LevelLayers.withManifest(where, { create: true }, async (db) => {
@@ -83,6 +85,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
    */
   static async import(location: string, snapshot: Uint8Array, options: LevelCreateStoreOptions & { clock?: () => number } = {}): Promise<LayeredLevelFilter> {
     checkLevelOptions('LayeredLevelFilter.import', options)
+    checkCacheForNewPages(options)
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
     const where = canonicalLocation(location)
     const entries = snapshotLayerEntries(policy, layers).map((entry, i) => ({ ...entry, parameters: layers[i].parameters }))
