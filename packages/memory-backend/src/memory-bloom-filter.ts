@@ -118,17 +118,15 @@ export class MemoryBloomFilter extends BloomFilter<true> {
     const scratch = (this.scratch ??= { pairs: new Int32Array(2 * MANY_CHUNK), starts: new Int32Array(MANY_CHUNK), out: new Uint8Array(MANY_CHUNK) })
     const { pairs, starts, out } = scratch
     const hasher = this.hasher
-    const pair = hasher.pair
     const probe = this.probe
     const blocked = probe.blocked
     const results = new Array<boolean>(keys.length)
     for (let from = 0; from < keys.length; from += MANY_CHUNK) {
       const count = Math.min(MANY_CHUNK, keys.length - from)
+      // The chunk's keys hashed in one pass (encoded once where they are ASCII strings; issue 36).
+      hasher.hashMany(keys, from, count, pairs)
       for (let i = 0; i < count; i++) {
-        hasher.hash(keys[from + i])
-        pairs[2 * i] = pair[0]
-        pairs[2 * i + 1] = pair[1]
-        starts[i] = blocked ? probe.blockByte(pair[0], pair[1]) : probe.firstByte(pair[0], pair[1])
+        starts[i] = blocked ? probe.blockByte(pairs[2 * i], pairs[2 * i + 1]) : probe.firstByte(pairs[2 * i], pairs[2 * i + 1])
       }
       probe.many(set, pairs, count, starts, out)
       for (let i = 0; i < count; i++) results[from + i] = out[i] === 1

@@ -5,7 +5,7 @@ import { expect, test } from 'vitest'
 
 // What a user's plain `esbuild --bundle --minify --format=esm` of the README's memory quick start
 // (create, add, has, export, import) puts in a page: one file, no code splitting. The fixed filter's
-// entry must carry no layered code, and its WebAssembly is core's own 684-byte XXH32 (issue 21).
+// entry must carry no layered code, and its WebAssembly is core's own 786-byte XXH32 (issue 21).
 
 const packages = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url))
 
@@ -61,8 +61,10 @@ test('the fixed filter’s plain bundle carries no layered code', async () => {
   // Checking every option's type and range at the entry, null and inherited options included, one
   // check per option name (issue 33 items 13, 14, 17: option-values.ts, ~1 KB minified), and refusing
   // detached Uint8Array keys: 12,423 B.
+  // 12,526 B when issue 36 began on it. Batches hashed in one pass (issue 36 item 3: KeyHasher.hashMany,
+  // and the .wat's `many` export, 684 → 786 bytes of WebAssembly): 12,948 B.
   // The bound was the measurement + ~2 %.
-  expect(gzip).toBeLessThan(12_650)
+  expect(gzip).toBeLessThan(13_200)
 })
 
 test('the layered entry bundles the layered filter (so the check above can fail)', async () => {

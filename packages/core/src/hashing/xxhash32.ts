@@ -180,18 +180,21 @@ export function xxh32PairWords(bytes: Uint8Array, words: Int32Array, length: num
 }
 
 /**
- * Hashes `bytes[0, length)` with both seeds, at any byte offset and on any platform: Uint8Array keys
- * and the CLI's bulk build. {@link xxh32PairWords}' loops with four byte loads a word, a copy kept
- * on purpose (a shared loop would take a read callback per word, or a copy of every key).
+ * Hashes `bytes[start, start + length)` with both seeds, at any byte offset and on any platform:
+ * Uint8Array keys, the CLI's bulk build, and a batch of keys encoded back to back (KeyHasher's
+ * hashMany), whose two hashes land in `out[outAt]` and `out[outAt + 1]`. {@link xxh32PairWords}'
+ * loops with four byte loads a word, a copy kept on purpose (a shared loop would take a read
+ * callback per word, or a copy of every key).
  */
-export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number, seedB: number, out: Int32Array): void {
-  let i = 0
+export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number, seedB: number, out: Int32Array, start = 0, outAt = 0): void {
+  let i = start
+  const end = start + length
   let a: number
   let b: number
   if (length >= 16) {
     let a1 = (seedA + PRIME1 + PRIME2) | 0, a2 = (seedA + PRIME2) | 0, a3 = seedA | 0, a4 = (seedA - PRIME1) | 0
     let b1 = (seedB + PRIME1 + PRIME2) | 0, b2 = (seedB + PRIME2) | 0, b3 = seedB | 0, b4 = (seedB - PRIME1) | 0
-    for (; i + 16 <= length; i += 16) {
+    for (; i + 16 <= end; i += 16) {
       let w = imul(bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24), PRIME2)
       let t = (a1 + w) | 0
       a1 = imul((t << 13) | (t >>> 19), PRIME1)
@@ -221,14 +224,14 @@ export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number,
   }
   a = (a + length) | 0
   b = (b + length) | 0
-  for (; i + 4 <= length; i += 4) {
+  for (; i + 4 <= end; i += 4) {
     const w = imul(bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24), PRIME3)
     a = (a + w) | 0
     a = imul((a << 17) | (a >>> 15), PRIME4)
     b = (b + w) | 0
     b = imul((b << 17) | (b >>> 15), PRIME4)
   }
-  for (; i < length; i++) {
+  for (; i < end; i++) {
     const w = imul(bytes[i], PRIME5)
     a = (a + w) | 0
     a = imul((a << 11) | (a >>> 21), PRIME1)
@@ -237,10 +240,10 @@ export function xxh32PairBytes(bytes: Uint8Array, length: number, seedA: number,
   }
   a = imul(a ^ (a >>> 15), PRIME2)
   a = imul(a ^ (a >>> 13), PRIME3)
-  out[0] = a ^ (a >>> 16)
+  out[outAt] = a ^ (a >>> 16)
   b = imul(b ^ (b >>> 15), PRIME2)
   b = imul(b ^ (b >>> 13), PRIME3)
-  out[1] = b ^ (b >>> 16)
+  out[outAt + 1] = b ^ (b >>> 16)
 }
 
 /**

@@ -3,16 +3,35 @@
 ;; compiles it again and fails if the committed bytes differ.
 ;;
 ;; Memory: bytes 0-7 receive the two hashes (XXH32 with seedA, then seedB, little-endian);
-;; the input starts at byte 16. JS grows the memory for long inputs.
+;; the input starts at byte 16 (a batch's lengths and hashes follow it, where JS puts them).
+;; JS grows the memory for long inputs.
 (module
   (memory (export "memory") 1)
+  ;; One key: the input at byte 16, its two hashes to bytes 0-7.
   (func (export "pair") (param $len i32) (param $sa i32) (param $sb i32)
-    (local $p i32) (local $end i32) (local $w i32)
+    (call $hash (i32.const 16) (local.get $len) (local.get $sa) (local.get $sb) (i32.const 0)))
+  ;; A batch (issue 36): $count keys' bytes back to back from byte 16, key i's length the i32 at
+  ;; $lengths + 4i; key i's two hashes to $out + 8i and $out + 8i + 4. One call per batch.
+  (func (export "many") (param $count i32) (param $sa i32) (param $sb i32) (param $lengths i32) (param $out i32)
+    (local $p i32) (local $len i32) (local $end i32)
+    (local.set $p (i32.const 16))
+    (local.set $end (i32.add (local.get $lengths) (i32.shl (local.get $count) (i32.const 2))))
+    (block $done
+      (loop $keys
+        (br_if $done (i32.ge_u (local.get $lengths) (local.get $end)))
+        (local.set $len (i32.load (local.get $lengths)))
+        (call $hash (local.get $p) (local.get $len) (local.get $sa) (local.get $sb) (local.get $out))
+        (local.set $p (i32.add (local.get $p) (local.get $len)))
+        (local.set $lengths (i32.add (local.get $lengths) (i32.const 4)))
+        (local.set $out (i32.add (local.get $out) (i32.const 8)))
+        (br $keys))))
+  ;; XXH32 of [$p, $p + $len) with both seeds, stored at $o and $o + 4.
+  (func $hash (param $p i32) (param $len i32) (param $sa i32) (param $sb i32) (param $o i32)
+    (local $end i32) (local $w i32)
     (local $a1 i32) (local $a2 i32) (local $a3 i32) (local $a4 i32)
     (local $b1 i32) (local $b2 i32) (local $b3 i32) (local $b4 i32)
     (local $a i32) (local $b i32)
-    (local.set $p (i32.const 16))
-    (local.set $end (i32.add (i32.const 16) (local.get $len)))
+    (local.set $end (i32.add (local.get $p) (local.get $len)))
     (if (i32.ge_u (local.get $len) (i32.const 16))
       (then
         ;; seed + PRIME1 + PRIME2, seed + PRIME2, seed, seed - PRIME1
@@ -72,5 +91,5 @@
     (local.set $a (i32.mul (i32.xor (local.get $a) (i32.shr_u (local.get $a) (i32.const 13))) (i32.const 0xc2b2ae3d)))
     (local.set $b (i32.mul (i32.xor (local.get $b) (i32.shr_u (local.get $b) (i32.const 15))) (i32.const 0x85ebca77)))
     (local.set $b (i32.mul (i32.xor (local.get $b) (i32.shr_u (local.get $b) (i32.const 13))) (i32.const 0xc2b2ae3d)))
-    (i32.store (i32.const 0) (i32.xor (local.get $a) (i32.shr_u (local.get $a) (i32.const 16))))
-    (i32.store (i32.const 4) (i32.xor (local.get $b) (i32.shr_u (local.get $b) (i32.const 16))))))
+    (i32.store (local.get $o) (i32.xor (local.get $a) (i32.shr_u (local.get $a) (i32.const 16))))
+    (i32.store offset=4 (local.get $o) (i32.xor (local.get $b) (i32.shr_u (local.get $b) (i32.const 16))))))
