@@ -10,6 +10,7 @@ export const alias: { find: RegExp; replacement: string }[] = [
   { find: /^@bloomkit\/core\/spec$/, replacement: root('./packages/core/src/spec.ts') },
   { find: /^@bloomkit\/core$/, replacement: root('./packages/core/src/index.ts') },
   { find: /^@bloomkit\/memory-backend\/counting$/, replacement: root('./packages/memory-backend/src/counting.ts') },
+  { find: /^@bloomkit\/memory-backend\/reader$/, replacement: root('./packages/memory-backend/src/reader.ts') },
   { find: /^@bloomkit\/memory-backend\/layered$/, replacement: root('./packages/memory-backend/src/layered.ts') },
   { find: /^@bloomkit\/memory-backend$/, replacement: root('./packages/memory-backend/src/index.ts') },
   { find: /^@bloomkit\/level-backend$/, replacement: root('./packages/level-backend/src/index.ts') },

@@ -16,7 +16,8 @@ import { freePort } from '../../test-support/redis-servers.js'
  * every runtime bloomkit names under "Requirements": Node, Deno, Bun, workerd (Cloudflare
  * Workers' runtime, which forbids compiling WebAssembly at run time), Vercel's edge-runtime and
  * headless Chromium. Each builds the same filter from the same keys and must answer with the same
- * snapshot bytes. The runtimes come from npm (the workspace's devDependencies), nothing else.
+ * snapshot bytes, and the snapshot reader (issue 37) must answer every key as the filter does. The
+ * runtimes come from npm (the workspace's devDependencies), nothing else.
  */
 const execFile = promisify(execFileCallback)
 const require = createRequire(import.meta.url)
@@ -33,6 +34,8 @@ interface Answer {
   added: number
   /** Whether the runtime hashes long keys with WebAssembly (core's xxhash32.wat). */
   wasm: boolean
+  /** Keys the snapshot reader (`@bloomkit/memory-backend/reader`) answered otherwise than the filter. */
+  readerDisagrees: number
 }
 const answers = new Map<string, Answer>()
 
@@ -65,6 +68,7 @@ async function record(runtime: string, stdout: string): Promise<void> {
   const answer = JSON.parse(stdout.trim().split('\n').at(-1)!) as Answer
   answers.set(runtime, answer)
   expect(answer.present, `${runtime}: every added key is found`).toBe(2600)
+  expect(answer.readerDisagrees, `${runtime}: the snapshot reader answers as the filter`).toBe(0)
 }
 
 test('Node', async () => {

@@ -6,7 +6,12 @@ readmeSnippetTests(
   { describe, test, expect, afterAll },
   {
     readmes: ['../../../README.md', '../../core/README.md', '../README.md'].map((path) => new URL(path, import.meta.url)),
-    select: (code) => /@bloomkit\/(core|memory-backend(\/counting)?)'/.test(code) && !/level-backend|redis-backend|ioredis/.test(code),
+    select: (code) => /@bloomkit\/(core|memory-backend(\/counting|\/reader)?)'/.test(code) && !/level-backend|redis-backend|ioredis/.test(code),
+    // The root README's browser path: the page fetches what the server example exported.
+    rewrite: (code) =>
+      code
+        .replace('const snapshot = names.export()', 'const snapshot = names.export(); (globalThis as { served?: Uint8Array }).served = snapshot')
+        .replace("await fetch('/names.blmk')", 'new Response((globalThis as { served?: Uint8Array }).served)'),
     workDir: new URL('../.readme-snippets/', import.meta.url),
   },
 )

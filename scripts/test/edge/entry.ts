@@ -1,6 +1,7 @@
 // The code a user ships to an edge runtime: core + the memory backend, bundled by esbuild.
 // Every runtime runs the same bundle and must answer with the same bytes.
 import { MemoryBloomFilter } from '../../../packages/memory-backend/dist/index.js'
+import { openSnapshot } from '../../../packages/memory-backend/dist/reader.js'
 import { wasmHashingSafe } from '../../../packages/core/dist/spec.js'
 
 /** Keys of every kind the hasher treats differently: short ASCII, non-ASCII, long (the wasm path where it is used), bytes. */
@@ -19,7 +20,7 @@ function base64(bytes: Uint8Array): string {
   return btoa(text)
 }
 
-export async function run(): Promise<{ snapshot: string; present: number; falsePositives: number; added: number; wasm: boolean }> {
+export async function run(): Promise<{ snapshot: string; present: number; falsePositives: number; added: number; wasm: boolean; readerDisagrees: number }> {
   const filter = await MemoryBloomFilter.create({ capacity: 5000, errorRate: 0.01, seed: 12345 })
   const all = keys()
   let added = 0
@@ -30,8 +31,13 @@ export async function run(): Promise<{ snapshot: string; present: number; falseP
   for (let i = 0; i < 10_000; i++) if (filter.has(`absent:${i}`)) falsePositives++
   const copy = await MemoryBloomFilter.import(filter.export())
   if (!all.every((key) => copy.has(key))) throw new Error('the imported copy lost a key')
+  // The snapshot reader (issue 37), on the same bytes: the filter's answer for every key and probe.
+  const reader = openSnapshot(filter.export())
+  const probes = Array.from({ length: 10_000 }, (_, i) => `absent:${i}`)
+  let readerDisagrees = 0
+  for (const key of [...all, ...probes]) if (reader.has(key) !== filter.has(key)) readerDisagrees++
   // wasm: whether this runtime hashes long keys with xxhash-wasm (the bytes must not depend on it).
-  return { snapshot: base64(filter.export()), present, falsePositives, added, wasm: wasmHashingSafe() }
+  return { snapshot: base64(filter.export()), present, falsePositives, added, wasm: wasmHashingSafe(), readerDisagrees }
 }
 
 ;(globalThis as { bloomkitEdge?: unknown }).bloomkitEdge = { run }

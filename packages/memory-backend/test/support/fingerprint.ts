@@ -1,5 +1,5 @@
 /**
- * What a `MemoryBloomFilter` does with a fixed corpus, as plain JSON, so that runs in different
+ * What a `MemoryBloomFilter` (and the snapshot reader, on its export) does with a fixed corpus, as plain JSON, so that runs in different
  * runtimes (Node with WebAssembly, `node --jitless`, Chromium, a page whose CSP forbids
  * WebAssembly) can be compared value for value. Every runtime computes its own fingerprint with
  * the same code; nothing is copied by hand.
@@ -8,6 +8,7 @@ import { createKeyHasher } from '@bloomkit/core/store'
 import { sizeFilter, type BloomKey, type SizingOptions } from '@bloomkit/core'
 import { WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { openSnapshot } from '@bloomkit/memory-backend/reader'
 
 /**
  * The filters every runtime builds: one shard and seed 0, many shards with a non-zero seed, and one
@@ -38,6 +39,8 @@ export interface FilterFingerprint {
   estimateCount: number
   /** `export()`, hex. */
   snapshot: string
+  /** The snapshot reader's `hasMany()` of the members then the probes: must be `members + probes`. */
+  reader: string
 }
 
 /** What one runtime did. */
@@ -136,6 +139,7 @@ async function fingerprintFilter(options: SizingOptions): Promise<FilterFingerpr
     probesMany: bits(filter.hasMany(probes)),
     estimateCount: filter.estimateCount(),
     snapshot: hex(filter.export()),
+    reader: bits(openSnapshot(filter.export()).hasMany([...members, ...probes])),
   }
 }
 
@@ -158,6 +162,7 @@ export function violations({ filters }: Fingerprint): string[] {
     if (filter.members.includes('0')) broken.push(`${name}: a member is missing`)
     if (filter.addedAgain.includes('1')) broken.push(`${name}: a second add reported a new key`)
     if (filter.probesMany !== filter.probes) broken.push(`${name}: hasMany and has disagree`)
+    if (filter.reader !== filter.members + filter.probes) broken.push(`${name}: the snapshot reader and the filter disagree`)
     const falsePositives = filter.probes.split('1').length - 1
     if (falsePositives > filter.probes.length / 10) broken.push(`${name}: ${falsePositives} of ${filter.probes.length} probes are false positives`)
   }
