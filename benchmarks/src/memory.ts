@@ -2,6 +2,7 @@ import { blockStart } from '@bloomkit/core/spec'
 import { createKeyHasher, KeyHasher } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
+import { openSnapshot } from '@bloomkit/memory-backend/reader'
 import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'
 import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, ratio, sizeLabel, userKeys, type SuiteOptions } from './measure.js'
@@ -107,11 +108,15 @@ export async function runMemoryBenchmarks(report: Report, { quick, forRuntimeTab
     // Subjects take turns, task by task, over many short rounds, so that a slow spell of this shared
     // machine (it swings by up to 2x within a second) hits both alike; which goes first alternates.
     // Each figure is the median over the rounds.
-    // hasMany in batches of 1000 (random order) and the hash alone, timed in the same rounds (issue 25).
+    // hasMany in batches of 1000 (random order) and the hash alone, timed in the same rounds (issue 25);
+    // the snapshot reader's has on the filter's export, beside the filter's own (issue 37).
+    const reader = openSnapshot(ours.export())
     const batched = {
       hasMany: batchedCall(ours, keySets.presentRandom),
       missMany: batchedCall(ours, keySets.absentRandom),
       hashOnly: hashOnlyCall(ours, keySets.presentRandom),
+      readerHas: loopCall((k) => reader.has(k), keySets.presentRandom),
+      readerMiss: loopCall((k) => reader.has(k), keySets.absentRandom),
     }
     const batchedRounds: Array<Record<keyof typeof batched, number>> = []
     for (let round = 0; round < rounds; round++) {
@@ -189,6 +194,16 @@ export async function runMemoryBenchmarks(report: Report, { quick, forRuntimeTab
         batch: BATCH,
         opsPerSecond: median(batchedRounds.map((r) => r[what])),
         notes: `${roundRatio((r) => batchedRounds[r][what], (r) => ownRounds[r][single])} bloomkit's loop of has() (target ≥ 2×), ${roundRatio((r) => batchedRounds[r][what], (r) => peerRounds[r][single])} bloomfilter's loop of test() (target ≥ 2.5×); paired rounds`,
+      })
+    }
+    for (const [what, single, keysLabel] of [['readerHas', 'hasRandom', 'present'], ['readerMiss', 'missRandom', 'absent']] as const) {
+      report.add({
+        suite: 'memory',
+        task: `has ${label} (${keysLabel}, random order)`,
+        subject: 'bloomkit reader',
+        batch: 1,
+        opsPerSecond: median(batchedRounds.map((r) => r[what])),
+        notes: `openSnapshot(export()).has: ${roundRatio((r) => batchedRounds[r][what], (r) => ownRounds[r][single])} the full filter's has() (target ≥ 1×); paired rounds`,
       })
     }
     report.add({
