@@ -5,6 +5,7 @@ import { importSnapshot, type SnapshotSource } from './import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
 import { callRedis } from './errors.js'
 import { checkName, KeyNames, metaKey } from './layout/key-names.js'
+import { damagedFilterKeys } from './layout/damaged-meta.js'
 import { abandon, createMeta, lockMeta, readMeta, readSettledMeta, unlockMeta } from './layout/meta-lock.js'
 import { decodeMeta, metaFields, randomEpoch, randomToken, type FilterMeta } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
@@ -237,8 +238,11 @@ export class RedisBloomFilter extends BloomFilter<false> {
 
   /**
    * Deletes the filter `name` (meta, shards, any unfinished next generation) without opening it;
-   * a layered one as `LayeredRedisFilter.destroy` does (every layer, then its meta). Resolves to
-   * false if there was no filter of that name.
+   * a layered one as `LayeredRedisFilter.destroy` does (every layer, then its meta). A damaged meta
+   * (`BLOOM_CORRUPT_STORE` to open) is destroyed all the same: the shard keys its shard count names,
+   * read leniently, or else those a SCAN finds on every master. Resolves to false if there was no
+   * filter of that name.
+   * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` (a filter of a later store format: destroy it with that release), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
     checkRedisOptions('RedisBloomFilter.destroy', options)
@@ -248,7 +252,14 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
     if (fields.kind === 'layered') return LayeredRedisFilter.destroy(client, name, options)
-    const meta = decodeMeta(name, fields)
+    const meta = decodeOrDamaged(name, fields)
+    if (meta === undefined) {
+      // A damaged meta: its keys go all the same, the meta last, so that a failed call can be retried.
+      const keys = [...(await damagedFilterKeys(client, name, fields, timeout)), ...leftoverKeys(name, fields)]
+      await forEachLimited(keys.length, 16, (i) => callRedis(client.unlink(keys[i]), timeout, `destroy "${name}"`))
+      await callRedis(client.del(metaKey(name)), timeout, `destroy "${name}"`)
+      return true
+    }
     const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
     await shards.deleteAll()
     // What a killed import with new parameters left besides (resize.ts).
@@ -381,5 +392,18 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const meta = await readMeta(this.shards.client, this.name, this.shards.timeout)
     if (meta === undefined) throw new BloomError('BLOOM_NOT_FOUND', `filter "${this.name}" no longer exists (expired or destroyed)`)
     return meta
+  }
+}
+
+/**
+ * The decoded meta, or undefined when it is a filter's damaged meta (`BLOOM_CORRUPT_STORE` with its
+ * `format` field there); any other refusal is thrown, a hash with no `format` (not a bloomkit filter) included.
+ */
+function decodeOrDamaged(name: string, fields: Record<string, string>): FilterMeta | undefined {
+  try {
+    return decodeMeta(name, fields)
+  } catch (error) {
+    if (error instanceof BloomError && error.code === 'BLOOM_CORRUPT_STORE' && fields.format !== undefined) return undefined
+    throw error
   }
 }
