@@ -45,7 +45,7 @@ export async function rebuild(
     // A forced rebuild may take over from an import with new parameters that was killed.
     if (force) await clearStaged(shards)
     await shards.buildEmptyNext()
-    await shards.forEachShard((shard) => shards.flagLive(shard, true))
+    await shards.forEachShard((shard) => shards.markLive(shard, 'flagged'))
     const batch = new PositionBatch(REBUILD_BATCH, shards.parameters.hashes)
     const out = new Uint8Array(REBUILD_BATCH)
     const { shardBytes } = shards
@@ -68,7 +68,7 @@ export async function rebuild(
     await shards.forEachShard((shard) => shards.swapNext(shard, ttlMs))
     await unlockMeta(shards, token, `rebuild "${name}"`, { replaced: true })
   } catch (error) {
-    await shards.forEachShard((shard) => shards.flagLive(shard, false).then(() => undefined, () => undefined))
+    await shards.forEachShard((shard) => shards.markLive(shard, 'plain').then(() => undefined, () => undefined))
     await abandon(shards, token, { replaced: swapping })
     throw error
   }

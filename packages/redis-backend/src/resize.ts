@@ -66,7 +66,7 @@ export async function stageReplacement(old: ShardGenerations, token: string, cou
   const what = `import "${old.names.name}"`
   // A forced run may take over a rebuild's lock: unflag the old shards, so no writer copies adds
   // into next-generation keys that now hold the new filter.
-  await old.forEachShard((shard) => old.flagLive(shard, false))
+  await old.forEachShard((shard) => old.markLive(shard, 'plain'))
   if (Number(await old.call(old.client.eval(STAGE, 1, old.names.meta, token, String(parameters.shards)), what)) !== 1) throw lockLost(old)
   return { old, next, token }
 }

@@ -1,7 +1,7 @@
 // How a batch's keys are grouped into Redis calls by RedisBitStore: by shard, into block-read
 // calls of bounded size, and into keys whose positions share one 512-bit block or not.
 import type { PositionBatch, ShardGroup } from '@bloomkit/core/store'
-import { chunksOf } from './direct-parts.js'
+import { chunksOf } from './parts.js'
 
 /**
  * Keys per block-read script call. A batch's calls are all sent at once, so the server works on

@@ -2,40 +2,48 @@
 import type { BloomError } from '@bloomkit/core'
 import type { PositionBatch } from '@bloomkit/core/store'
 import { lineInteger, replyEnd, errorText, isRedirected, next } from '../wire/resp-reader.js'
-import { copyToNext, discardUnmarked, sendBitfield, sentBits } from './bitfield-command.js'
-import type { Part } from './direct-parts.js'
+import { sentBits } from './bitfield-command.js'
+import { emptyVerdict, type Verdict } from './client-bitfield.js'
+import type { BitOperation, Part } from './parts.js'
 import { dataLost, storeError } from '../errors.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
 import { FED_REPLIES } from './feed-commands.js'
 
+/** How the BITFIELDs whose replies {@link readBitfieldReplies} reads were sent. */
+export interface BitfieldReplies {
+  readonly op: BitOperation
+  readonly batch: PositionBatch
+  /** One command per part, in the order sent. */
+  readonly commands: readonly Part[]
+  /** Positions left out of the commands (see `writeBitfield`); they have no reply. */
+  readonly skip?: Uint8Array
+  /** Each command was sent in a MULTI/EXEC with its feed entry (feed-commands.ts). */
+  readonly fed?: boolean
+}
+
 /**
- * Reads the replies of BITFIELD (`set`) or BITFIELD_RO commands, one per part of `commands`, from
- * `data` at `at`: `out[key]` as {@link sendBitfield} gives it. `skip`: positions left out of the
- * commands (see `writeBitfield`); they have no reply. A shard being rebuilt (flagged marker) gets
- * its added keys copied to the next generation; commands the node redirected are sent again
- * through the client. Full adds count their positions, and those set already, in `tally` (what
- * decides whether adds send only missing bits). With `fed`, each command was sent in a
- * MULTI/EXEC with its feed entry (feed-commands.ts): its replies are read inside EXEC's, and an
- * XADD that failed fails the add.
+ * Reads the replies of BITFIELD (add) or BITFIELD_RO (has) commands, one per part of `commands`,
+ * from `data` at `at`: `out[key]` as `sendBitfield` gives it. Full adds count their positions, and
+ * those set already, in `tally` (what decides whether adds send only missing bits). Sends nothing:
+ * returns what the replies call for (client-bitfield.ts's `followUp` sends it): commands a node
+ * redirected, shards a rebuild flagged (their added keys copied to the next generation), lost
+ * shards (their debris deleted, `BLOOM_DATA_LOST`), and a feed entry that failed (which fails the add).
  */
-export async function readBitfieldReplies(
+export function readBitfieldReplies(
   shards: ShardGenerations,
   data: Buffer,
   at: number,
-  set: boolean,
-  batch: PositionBatch,
-  commands: readonly Part[],
+  { op, batch, commands, skip, fed = false }: BitfieldReplies,
   out: Uint8Array,
-  skip: Uint8Array | undefined,
   tally: { bitsSeen: number; bitsSet: number },
-  fed = false,
-): Promise<void> {
+): Verdict {
+  const set = op === 'add'
   const { hashes } = batch
-  const followUps: Array<Promise<void>> = []
+  const verdict = emptyVerdict()
   let lost: BloomError | undefined
   let feedError: Error | undefined
   for (const { shard, keys, from, to } of commands) {
-    const what = () => `${set ? 'add' : 'has'} on ${shards.key(shard, 'live')}`
+    const what = () => `${op} on ${shards.key(shard, 'live')}`
     // MULTI's +OK and the two +QUEUED, or the error queueing met; then EXEC's array, unless it aborted.
     let refused: string | undefined
     let ran = true
@@ -52,7 +60,7 @@ export async function readBitfieldReplies(
     }
     if (refused !== undefined) {
       if (!isRedirected(refused)) throw storeError(new Error(refused), what())
-      followUps.push(sendBitfield(shards, 'live', set, shard, batch, keys, from, to, out, true))
+      verdict.redirected.push({ shard, keys, from, to })
       continue
     }
     at = next(data, at)
@@ -62,7 +70,7 @@ export async function readBitfieldReplies(
     if (marker !== shards.marker && !flagged) {
       lost ??= dataLost(what())
       // A write to a lost key just re-created it without a marker: remove that debris.
-      if (set) followUps.push(discardUnmarked(shards, shards.key(shard, 'live')))
+      if (set) verdict.lostKeys.push(shards.key(shard, 'live'))
       at += (skip === undefined ? (to - from) * hashes : sentBits(skip, hashes, keys, from, to)) * 4
       if (fed) at = replyEnd(data, at)
       continue
@@ -102,10 +110,9 @@ export async function readBitfieldReplies(
       if (data[at] === 0x2d) feedError ??= storeError(new Error(errorText(data, at)), what())
       at = replyEnd(data, at)
     }
-    if (flagged && set) followUps.push(copyToNext(shards, shard, batch, keys, from, to))
+    if (flagged && set) verdict.flagged.push({ shard, keys, from, to })
   }
-  const settled = await Promise.allSettled(followUps)
-  if (lost !== undefined) throw lost
-  if (feedError !== undefined) throw feedError
-  for (const result of settled) if (result.status === 'rejected') throw result.reason
+  if (lost !== undefined) verdict.errors.push(lost)
+  if (feedError !== undefined) verdict.errors.push(feedError)
+  return verdict
 }

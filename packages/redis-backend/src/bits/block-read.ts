@@ -24,12 +24,18 @@ export interface BlockRead {
   readonly blocks: Buffer
 }
 
+/** How {@link readBlocks} reads. */
+export interface BlockReadOptions {
+  /** On a Cluster, the groups' shards share a node but not a slot: the script of Redis ≥ 7.0 that may span slots. Default: false. */
+  readonly acrossSlots?: boolean
+}
+
 /**
  * Reads the blocks of the keys in `groups` (live shards) with one script call. On a Cluster the
  * groups' shards share a slot, or (`acrossSlots`, Redis ≥ 7.0) at least a node.
  * @throws BloomError `BLOOM_DATA_LOST` when a shard lacks its marker, as any other call.
  */
-export async function readBlocks(shards: ShardGenerations, batch: PositionBatch, groups: readonly ShardGroup[], what: string, acrossSlots = false): Promise<BlockRead> {
+export async function readBlocks(shards: ShardGenerations, batch: PositionBatch, groups: readonly ShardGroup[], what: string, { acrossSlots = false }: BlockReadOptions = {}): Promise<BlockRead> {
   const { positions, hashes } = batch
   const keys = groups.map((group) => shards.names.shard(group.shard))
   const requests: Buffer[] = []

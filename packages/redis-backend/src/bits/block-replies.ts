@@ -3,36 +3,48 @@
 import type { PositionBatch } from '@bloomkit/core/store'
 import { lineInteger, errorText, isRedirected, next } from '../wire/resp-reader.js'
 import { allBitsInBlock, BLOCK_BYTES, markBitsInBlock } from './block-read.js'
-import type { Part } from './direct-parts.js'
+import type { Part } from './parts.js'
 import { dataLost, storeError } from '../errors.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
 
+/** How the block reads whose replies {@link readBlockReplies} reads were sent. */
+export interface BlockReplies {
+  readonly batch: PositionBatch
+  /** Per part its shard's marker, then one block per key. */
+  readonly parts: Part[]
+  /** `shard`: each part in a MULTI/EXEC of its own (a Cluster: a transaction stays in one slot); `all`: one for all the parts. */
+  readonly transactions: 'shard' | 'all'
+  /** Gets `flagged[i]` = 1 for part i when its shard's marker is the flagged one. */
+  readonly flagged?: Uint8Array
+  /** A read without MULTI/EXEC (a guarded add sending only missing bits): gets a 1 for each position already set. */
+  readonly mask?: Uint8Array
+}
+
+/** Where {@link testParts} reads and what it fills in. */
+interface Reading {
+  readonly shards: ShardGenerations
+  readonly data: Buffer
+  readonly read: BlockReplies
+  readonly out: Uint8Array
+  readonly tally: { bitsSeen: number; bitsSet: number }
+}
+
 /**
  * Reads the replies at `at` of block reads (`DirectBatches.readBlocks`) and tests the blocks:
- * `out[key]` 1 when all its bits are set. With `flagged`, sets `flagged[i]` for part i when its
- * shard's marker is the flagged one. With `mask` (a read without MULTI/EXEC), also sets
- * `mask[position]` for each position already set, counted in `tally`. Returns the indexes of the
- * parts a node redirected, to send again through the client (their keys are not "found").
+ * `out[key]` 1 when all its bits are set; with `mask`, also counts the positions seen and set in
+ * `tally`. Sends nothing: returns the indexes of the parts a node redirected, for the caller to
+ * send again through the client (their keys are not "found").
  */
-export function readBlockReplies(
-  shards: ShardGenerations,
-  data: Buffer,
-  at: number,
-  parts: Part[],
-  perShard: boolean,
-  batch: PositionBatch,
-  out: Uint8Array,
-  flagged: Uint8Array | undefined,
-  mask: Uint8Array | undefined,
-  tally: { bitsSeen: number; bitsSet: number },
-): number[] {
+export function readBlockReplies(shards: ShardGenerations, data: Buffer, at: number, read: BlockReplies, out: Uint8Array, tally: { bitsSeen: number; bitsSet: number }): number[] {
+  const { parts } = read
+  const reading: Reading = { shards, data, read, out, tally }
   const redirected: number[] = []
-  if (mask !== undefined) {
-    testParts(shards, data, at, parts, 0, parts.length, batch, out, flagged, mask, tally)
+  if (read.mask !== undefined) {
+    testParts(reading, at, 0, parts.length)
     return redirected
   }
   for (let first = 0; first < parts.length; ) {
-    const last = perShard ? first + 1 : parts.length
+    const last = read.transactions === 'shard' ? first + 1 : parts.length
     const what = () => `has on ${shards.key(parts[first].shard, 'live')}`
     // MULTI's +OK and each command's +QUEUED, or the error that queueing it met.
     let error: string | undefined
@@ -51,26 +63,15 @@ export function readBlockReplies(
       first = last
       continue
     }
-    at = testParts(shards, data, next(data, at), parts, first, last, batch, out, flagged, undefined, tally)
+    at = testParts(reading, next(data, at), first, last)
     first = last
   }
   return redirected
 }
 
 /** Tests the blocks of `parts[first … last)` from their replies at `at` (each part's marker, then its blocks); returns their end. */
-function testParts(
-  shards: ShardGenerations,
-  data: Buffer,
-  at: number,
-  parts: Part[],
-  first: number,
-  last: number,
-  batch: PositionBatch,
-  out: Uint8Array,
-  flagged: Uint8Array | undefined,
-  mask: Uint8Array | undefined,
-  tally: { bitsSeen: number; bitsSet: number },
-): number {
+function testParts({ shards, data, read, out, tally }: Reading, at: number, first: number, last: number): number {
+  const { batch, parts, flagged, mask } = read
   const { positions, hashes } = batch
   const { markerPlain, markerFlagged } = shards
   for (let p = first; p < last; p++) {

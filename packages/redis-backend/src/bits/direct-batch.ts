@@ -6,14 +6,16 @@
 // stays in one slot), or BITFIELD's leading `GET u32`; an add sending only missing bits reads
 // them without MULTI/EXEC, its guard standing in for the transaction (see DirectBatches.send).
 import type { PositionBatch } from '@bloomkit/core/store'
-import { bitfieldBytes, sendBitfield, writeBitfield } from './bitfield-command.js'
+import { bitfieldBytes, writeBitfield } from './bitfield-command.js'
+import { emptyVerdict, followUp, sendBitfield } from './client-bitfield.js'
 import { bulkString, bulkText, Bytes, EXEC, MULTI, putBulkNumber, SLACK_BYTES, viewOf } from '../wire/resp-writer.js'
 import { readBitfieldReplies } from './bitfield-replies.js'
 import { readBlockReplies } from './block-replies.js'
 import { BLOCK_BYTES } from './block-read.js'
 import type { BatchConnection, BatchConnections, Replies } from '../wire/batch-connection.js'
 import { FeedCommands, FED_REPLIES } from './feed-commands.js'
-import { NO_CONNECTION, type Part, chunksOf } from './direct-parts.js'
+import { NO_CONNECTION, type Part, chunksOf } from './parts.js'
+import type { BitfieldSending, BlockReading, DirectBatch, Guard, ReadingFirst, RequestOptions } from './direct-calls.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
 import { slotOf } from '../layout/key-names.js'
 import { CHECKED_FIELDS } from '../layout/meta.js'
@@ -110,7 +112,8 @@ export class DirectBatches {
    * guard fails, the marker read may be older than the blocks (a rebuild flagging it in between),
    * so the keys the read found present, which were not written, are written in full too.
    */
-  async send(set: boolean, batch: PositionBatch, blocks: readonly Part[], perBit: readonly Part[], out: Uint8Array, partial = false): Promise<Array<Promise<void>> | typeof NO_CONNECTION> {
+  async send({ op, batch, blocks, perBit, out, partial = false }: DirectBatch): Promise<Array<Promise<void>> | typeof NO_CONNECTION> {
+    const set = op === 'add'
     const nodes = new Map<string, { blocks: Part[]; perBit: Part[] }>()
     for (const [list, kind] of [
       [blocks, 'blocks'],
@@ -140,9 +143,7 @@ export class DirectBatches {
       const guarded = set && partial && !this.connections.cluster && work.blocks.length > 0
       // The guard and the reads leave in one write.
       const uncork = guarded ? connection.cork() : undefined
-      const before = guarded ? this.guard(connection) : undefined
-      const mask = guarded ? new Uint8Array(batch.size * batch.hashes) : undefined
-      const partly: Part[] = []
+      const guard: Guard | undefined = guarded ? { before: this.guard(connection), mask: new Uint8Array(batch.size * batch.hashes), partly: [] } : undefined
       const chunkJobs: Array<Promise<void>> = []
       let after: Promise<string | undefined> | undefined
       const chunks = chunksOf(work.blocks, guarded ? PARTIAL_CHUNK_KEYS : CHUNK_KEYS)
@@ -151,12 +152,12 @@ export class DirectBatches {
         const withMeta = meta === undefined && node === metaNode
         let job: Promise<void>
         if (!set) {
-          job = this.readBlocks(connection, batch, chunk, out, undefined, withMeta)
+          job = this.readBlocks(connection, { batch, parts: chunk }, out, { withMeta })
         } else {
           // A chunk's writes leave after the previous chunk's were sent: a key twice in a batch
           // (same shard, maybe another chunk) must be written, and said new, in input order.
           // The guard after (see above) leaves with the last chunk's writes: Redis runs it after them.
-          const sent = this.addReadingFirst(connection, batch, chunk, out, withMeta, previous, before, mask, partly, guarded && c === chunks.length - 1)
+          const sent = this.addReadingFirst(connection, { batch, parts: chunk, out, previous, guard, guardAfter: guarded && c === chunks.length - 1 }, { withMeta })
           previous = sent.then(
             (done) => done,
             () => undefined,
@@ -169,17 +170,17 @@ export class DirectBatches {
         else jobs.push(job)
       }
       uncork?.()
-      if (before !== undefined) {
-        jobs.push(Promise.all([before, after, Promise.all(chunkJobs)]).then(([was, is]) => (was !== undefined && is === was ? undefined : this.rewrite(batch, partly, out))))
+      if (guard !== undefined) {
+        jobs.push(Promise.all([guard.before, after, Promise.all(chunkJobs)]).then(([was, is]) => (was !== undefined && is === was ? undefined : this.rewrite(batch, guard.partly, out))))
       }
       for (const chunk of chunksOf(work.perBit, CHUNK_KEYS)) {
         const withMeta = meta === undefined && node === metaNode
-        const job = this.bitfields(connection, set, batch, chunk, out, withMeta)
+        const job = this.bitfields(connection, { op, batch, parts: chunk }, out, { withMeta })
         if (withMeta) meta = job
         else jobs.push(job)
       }
     }
-    jobs.unshift(meta ?? this.shards.verifyMeta(set ? 'add' : 'has'))
+    jobs.unshift(meta ?? this.shards.verifyMeta(op))
     return jobs
   }
 
@@ -223,7 +224,7 @@ export class DirectBatches {
    * client (BITFIELD_RO). With `mask` (a guarded add, see {@link send}), read without MULTI/EXEC,
    * and `mask` gets a 1 for each position already set.
    */
-  async readBlocks(connection: BatchConnection, batch: PositionBatch, parts: Part[], out: Uint8Array, flagged: Uint8Array | undefined, withMeta: boolean, mask?: Uint8Array): Promise<void> {
+  async readBlocks(connection: BatchConnection, { batch, parts, flagged, mask }: BlockReading, out: Uint8Array, { withMeta }: RequestOptions): Promise<void> {
     const perShard = this.connections.cluster
     // A guarded partial add (`mask`, see {@link send}) reads without MULTI/EXEC: its guard proves what the transaction would.
     const atomic = mask === undefined
@@ -258,9 +259,10 @@ export class DirectBatches {
     const what = `has on ${this.shards.key(parts[0].shard, 'live')}`
     const reply = await this.request(connection, scratch, at, replies, what)
     const start = withMeta ? this.checkMeta(reply.data, reply.start, 'has') : reply.start
-    const redirected = readBlockReplies(this.shards, reply.data, start, parts, perShard, batch, out, flagged, mask, this)
+    const redirected = readBlockReplies(this.shards, reply.data, start, { batch, parts, transactions: perShard ? 'shard' : 'all', flagged, mask }, out, this)
+    if (redirected.length === 0) return
     if (flagged !== undefined) for (const p of redirected) flagged[p] = 1
-    await Promise.all(redirected.map((p) => sendBitfield(this.shards, 'live', false, parts[p].shard, batch, parts[p].keys, parts[p].from, parts[p].to, out, false)))
+    await followUp(this.shards, 'has', batch, { ...emptyVerdict(), redirected: redirected.map((p) => parts[p]) }, out)
   }
 
   /**
@@ -269,27 +271,21 @@ export class DirectBatches {
    * new. A shard being rebuilt (flagged marker) gets all its keys written. Resolves once the
    * writes are sent (after `previous`), to their completion.
    *
-   * With `before` (see {@link send}), the read also fills `mask` (1 for each position already
+   * With a `guard` (see {@link send}), the read also fills its `mask` (1 for each position already
    * set), and if the meta's guard allows it, a plain shard's keys are written with only their
-   * missing bits; those parts are listed in `partly`.
+   * missing bits; those parts are listed in its `partly`.
    */
   private async addReadingFirst(
     connection: BatchConnection,
-    batch: PositionBatch,
-    parts: Part[],
-    out: Uint8Array,
-    withMeta: boolean,
-    previous: Promise<unknown>,
-    before?: Promise<string | undefined>,
-    mask?: Uint8Array,
-    partly?: Part[],
-    guardAfter = false,
+    { batch, parts, out, previous, guard, guardAfter = false }: ReadingFirst,
+    { withMeta }: RequestOptions,
   ): Promise<{ done: Promise<void>; after?: Promise<string | undefined> }> {
     const found = new Uint8Array(batch.size)
     const flagged = new Uint8Array(parts.length)
-    await this.readBlocks(connection, batch, parts, found, flagged, withMeta, mask)
+    const mask = guard?.mask
+    await this.readBlocks(connection, { batch, parts, flagged, mask }, found, { withMeta })
     // Sent before the reads, so it has arrived; undefined: the filter was locked (or no guard).
-    const ready = before !== undefined && (await before) !== undefined
+    const ready = guard !== undefined && (await guard.before) !== undefined
     const writes: Part[] = []
     const partWrites: Part[] = []
     for (let p = 0; p < parts.length; p++) {
@@ -308,17 +304,17 @@ export class DirectBatches {
       }
       // Read without MULTI, a plain marker may be older than the blocks read after it (a rebuild
       // flagging it in between): if the guard fails, the keys found present are written too.
-      if (mask !== undefined && present < missing.length) partly?.push({ shard, keys: missing, from: present, to: missing.length })
+      if (mask !== undefined && present < missing.length) guard?.partly.push({ shard, keys: missing, from: present, to: missing.length })
       if (count === 0) continue
       const part = { shard, keys: missing, from: 0, to: count }
       if (ready && flagged[p] === 0) partWrites.push(part)
       else writes.push(part)
     }
-    partly?.push(...partWrites)
+    guard?.partly.push(...partWrites)
     await previous
     const uncork = guardAfter ? connection.cork() : undefined
-    const done = [this.bitfields(connection, true, batch, writes, out, false)]
-    if (partWrites.length > 0) done.push(this.bitfields(connection, true, batch, partWrites, out, false, mask))
+    const done = [this.bitfields(connection, { op: 'add', batch, parts: writes }, out, { withMeta: false })]
+    if (partWrites.length > 0) done.push(this.bitfields(connection, { op: 'add', batch, parts: partWrites, skip: mask }, out, { withMeta: false }))
     const after = guardAfter ? this.guard(connection) : undefined
     uncork?.()
     return { done: Promise.all(done).then(() => undefined), after }
@@ -344,7 +340,7 @@ export class DirectBatches {
       parts.flatMap(({ shard, keys, from, to }) => {
         const calls: Array<Promise<void>> = []
         for (let start = from; start < to; start += this.keysPerCommand) {
-          calls.push(sendBitfield(this.shards, 'live', true, shard, batch, keys, start, Math.min(to, start + this.keysPerCommand), again, true))
+          calls.push(sendBitfield(this.shards, 'add', batch, { shard, keys, from: start, to: Math.min(to, start + this.keysPerCommand) }, again))
         }
         return calls
       }),
@@ -353,15 +349,16 @@ export class DirectBatches {
   }
 
   /**
-   * BITFIELD (`set`) or BITFIELD_RO on the keys of `parts`, at most `keysPerCommand` keys per
-   * command, in one request; `out[key]` as {@link sendBitfield} gives it. A shard being rebuilt
-   * (flagged marker) gets its added keys copied to the next generation; commands the node
-   * redirected are sent again through the client. A filter with a feed has each add's BITFIELD
-   * sent in a MULTI/EXEC with its feed entry (all the command's keys, also those `skip` leaves out).
+   * BITFIELD (add) or BITFIELD_RO (has) on the keys of `parts`, at most `keysPerCommand` keys per
+   * command, in one request; `out[key]` as `sendBitfield` gives it. What the replies call for
+   * (client-bitfield.ts's `followUp`): a shard being rebuilt (flagged marker) gets its added keys
+   * copied to the next generation; commands the node redirected are sent again through the
+   * client. A filter with a feed has each add's BITFIELD sent in a MULTI/EXEC with its feed entry
+   * (all the command's keys, also those `skip` leaves out).
    */
-  bitfields(connection: BatchConnection, set: boolean, batch: PositionBatch, parts: Part[], out: Uint8Array, withMeta: boolean, skip?: Uint8Array): Promise<void> {
+  bitfields(connection: BatchConnection, { op, batch, parts, skip }: BitfieldSending, out: Uint8Array, { withMeta }: RequestOptions): Promise<void> {
     const commands: Part[] = []
-    const feed = set ? this.feed : undefined
+    const feed = op === 'add' ? this.feed : undefined
     let size = withMeta ? this.metaCommand.length : 0
     for (const { shard, keys, from, to } of parts) {
       for (let start = from; start < to; start += this.keysPerCommand) {
@@ -373,21 +370,19 @@ export class DirectBatches {
     if (commands.length === 0 && !withMeta) return Promise.resolve()
     const scratch = this.take(size)
     const { buffer, view } = scratch
+    const { positions, hashes } = batch
+    const markerOffset = this.markerOffset * 8
     let at = withMeta ? this.metaCommand.put(view, 0) : 0
     for (const { shard, keys, from, to } of commands) {
       if (feed !== undefined) at = feed.putMulti(view, at)
-      at = writeBitfield(buffer, view, at, set, this.keyBulk(shard), this.markerOffset * 8, batch.positions, batch.hashes, keys, from, to, skip)
+      at = writeBitfield(buffer, view, at, { op, keyBulk: this.keyBulk(shard), markerOffset, positions, hashes, keys, from, to, skip })
       if (feed !== undefined) at = feed.putEntryAndExec(buffer, view, at, shard, batch, keys, from, to)
     }
-    const what = set ? 'add' : 'has'
     const replies = commands.length * (feed === undefined ? 1 : FED_REPLIES) + (withMeta ? 1 : 0)
-    return this.request(connection, scratch, at, replies, what).then((reply) => this.bitfieldReplies(reply, set, batch, commands, out, withMeta, skip, feed !== undefined))
+    return this.request(connection, scratch, at, replies, op).then((reply) => {
+      const start = withMeta ? this.checkMeta(reply.data, reply.start, op) : reply.start
+      const verdict = readBitfieldReplies(this.shards, reply.data, start, { op, batch, commands, skip, fed: feed !== undefined }, out, this)
+      return followUp(this.shards, op, batch, verdict, out)
+    })
   }
-
-  /** `skip`: positions left out of the commands (see {@link writeBitfield}); they have no reply. `fed`: each command came in a transaction with its feed entry. */
-  private async bitfieldReplies(reply: Replies, set: boolean, batch: PositionBatch, commands: Part[], out: Uint8Array, withMeta: boolean, skip: Uint8Array | undefined, fed: boolean): Promise<void> {
-    const at = withMeta ? this.checkMeta(reply.data, reply.start, set ? 'add' : 'has') : reply.start
-    await readBitfieldReplies(this.shards, reply.data, at, set, batch, commands, out, skip, this, fed)
-  }
-
 }

@@ -1,12 +1,12 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { layeredBatch, type BitStore, type BitStoreCapabilities, type PositionBatch, type ShardGroup } from '@bloomkit/core/store'
 import { groupByShard, packCalls, splitByBlock } from './batch-groups.js'
-import { sendBitfield } from './bitfield-command.js'
+import { sendBitfield } from './client-bitfield.js'
 import { allBitsInBlock, BLOCK_BYTES, readBlocks, refusedAcrossSlots, type BlockRead } from './block-read.js'
 import { BatchConnections } from '../wire/batch-connection.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { DirectBatches, PARTIAL_MIN_SET_SHARE } from './direct-batch.js'
-import { NO_CONNECTION, type Part } from './direct-parts.js'
+import { NO_CONNECTION, type BitOperation, type Part } from './parts.js'
 import { dataLost } from '../errors.js'
 import { resetValue } from '../layout/feed.js'
 import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from '../layout/shard-generations.js'
@@ -42,7 +42,7 @@ export class RedisBitStore implements BitStore<false> {
   private readonly keysPerCommand: number
   /** The fewest keys of a batch in one shard for which it reads or ORs the whole shard. */
   private readonly scanMinKeys: number
-  private readonly coalesced: { set: Coalescer; test: Coalescer }
+  private readonly coalesced: Record<BitOperation, Coalescer>
   /** Whether batches read keys' blocks (blocked layout, live shards, not switched off). */
   private readonly blockReads: boolean
   /** Standalone: one block read may span shards; Cluster: one per shard (each has its own slot). */
@@ -83,7 +83,7 @@ export class RedisBitStore implements BitStore<false> {
     this.crossShardCalls = !isCluster(shards.client)
     this.direct = generation === 'live' && options.batchConnection !== false ? new DirectBatches(shards, BatchConnections.of(shards.client), this.keysPerCommand) : undefined
     const waitMs = options.coalesceWait ?? DEFAULT_COALESCE_WAIT_MS
-    this.coalesced = { set: new Coalescer((batch, out) => this.run(true, batch, out), waitMs), test: new Coalescer((batch, out) => this.run(false, batch, out), waitMs) }
+    this.coalesced = { add: new Coalescer((batch, out) => this.run('add', batch, out), waitMs), has: new Coalescer((batch, out) => this.run('has', batch, out), waitMs) }
   }
 
   /** The store that writes the next generation's keys, as a rebuild does. */
@@ -98,11 +98,11 @@ export class RedisBitStore implements BitStore<false> {
         new BloomError('BLOOM_INVALID_PARAMETER', "batch: its pairs must be the keys' hash pairs its positions came from (a filter with a feed records them; fill PositionBatch.pairs)"),
       )
     }
-    return this.submit(true, batch, out)
+    return this.submit('add', batch, out)
   }
 
   testBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
-    return this.submit(false, batch, out)
+    return this.submit('has', batch, out)
   }
 
   async countBits(): Promise<number[]> {
@@ -168,14 +168,14 @@ export class RedisBitStore implements BitStore<false> {
     this.closing.push(close)
   }
 
-  private submit(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void> {
+  private submit(op: BitOperation, batch: PositionBatch, out: Uint8Array): Promise<void> {
     try {
       this.checkOpen()
     } catch (error) {
       return Promise.reject(error)
     }
-    if (batch.size > COALESCE_MAX_KEYS) return this.run(set, batch, out)
-    return (set ? this.coalesced.set : this.coalesced.test).submit(batch, out)
+    if (batch.size > COALESCE_MAX_KEYS) return this.run(op, batch, out)
+    return this.coalesced[op].submit(batch, out)
   }
 
   /**
@@ -183,19 +183,19 @@ export class RedisBitStore implements BitStore<false> {
    * blocked layout, block reads (one script per up to 256 keys); else one BITFIELD per chunk of
    * `keysPerCommand` keys. All in flight together.
    */
-  private async run(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void> {
-    if (this.direct !== undefined && (await this.runDirect(this.direct, set, batch, out))) return
+  private async run(op: BitOperation, batch: PositionBatch, out: Uint8Array): Promise<void> {
+    if (this.direct !== undefined && (await this.runDirect(this.direct, op, batch, out))) return
     const uncork = corkWrites(this.shards.client)
     let commands: Promise<void>[]
     try {
-      commands = this.send(set, batch, out)
+      commands = this.send(op, batch, out)
     } finally {
       uncork()
     }
     // The meta is compared beside the batch's commands, and its verdict comes first.
-    const settled = await Promise.allSettled([this.shards.verifyMeta(set ? 'add' : 'has'), ...commands])
+    const settled = await Promise.allSettled([this.shards.verifyMeta(op), ...commands])
     for (const result of settled) if (result.status === 'rejected') throw result.reason
-    if (set && this.blockReads) {
+    if (op === 'add' && this.blockReads) {
       let present = 0
       for (let i = 0; i < batch.size; i++) present += 1 - out[i]
       this.testFirst = 2 * present >= batch.size
@@ -207,7 +207,8 @@ export class RedisBitStore implements BitStore<false> {
    * go through the client as in {@link send}). False, having sent nothing, when a node's
    * connection is not open: the caller then takes the client's path.
    */
-  private async runDirect(direct: DirectBatches, set: boolean, batch: PositionBatch, out: Uint8Array): Promise<boolean> {
+  private async runDirect(direct: DirectBatches, op: BitOperation, batch: PositionBatch, out: Uint8Array): Promise<boolean> {
+    const set = op === 'add'
     const { shards, generation } = this
     const whole: ShardGroup[] = []
     const blocks: Part[] = []
@@ -228,13 +229,13 @@ export class RedisBitStore implements BitStore<false> {
     }
     // Nothing is sent before every node's connection is known to be open (else the client's path takes it all).
     direct.bitsSeen = direct.bitsSet = 0
-    const jobs = await direct.send(set, batch, blocks, perBit, out, set && this.blockReads)
+    const jobs = await direct.send({ op, batch, blocks, perBit, out, partial: set && this.blockReads })
     if (jobs === NO_CONNECTION) return false
     const wholes = whole.map(({ shard, keys }) => (set ? orWhole(shards, generation, shard, batch, keys, out) : readWhole(shards, generation, shard, batch, keys, out)))
     // The meta's verdict comes first, as in run().
     const settled = await Promise.allSettled([...jobs.slice(0, 1), ...wholes, ...jobs.slice(1)])
     for (const result of settled) if (result.status === 'rejected') throw result.reason
-    if (set && this.blockReads) {
+    if (op === 'add' && this.blockReads) {
       let present = 0
       for (let i = 0; i < batch.size; i++) present += 1 - out[i]
       // Concurrent batches share the counts: a rough share is all this choice needs.
@@ -245,7 +246,8 @@ export class RedisBitStore implements BitStore<false> {
   }
 
   /** Issues the batch's commands (see {@link run}); what each resolves to is written to `out`. */
-  private send(set: boolean, batch: PositionBatch, out: Uint8Array): Promise<void>[] {
+  private send(op: BitOperation, batch: PositionBatch, out: Uint8Array): Promise<void>[] {
+    const set = op === 'add'
     const commands: Promise<void>[] = []
     const { shards, generation } = this
     const blockGroups: ShardGroup[] = []
@@ -262,7 +264,7 @@ export class RedisBitStore implements BitStore<false> {
         perBit = spread
       }
       for (let from = 0; from < perBit.length; from += this.keysPerCommand) {
-        commands.push(sendBitfield(shards, generation, set, shard, batch, perBit, from, Math.min(perBit.length, from + this.keysPerCommand), out, set))
+        commands.push(sendBitfield(shards, op, batch, { shard, keys: perBit, from, to: Math.min(perBit.length, from + this.keysPerCommand) }, out, { generation }))
       }
     }
     if (set) commands.push(...this.addByBlockCalls(batch, this.blockCalls(blockGroups), out))
@@ -294,7 +296,7 @@ export class RedisBitStore implements BitStore<false> {
     const spansSlots = !this.crossShardCalls && groups.some((group) => this.shards.names.slot(group.shard) !== this.shards.names.slot(groups[0].shard))
     if (!spansSlots) return readBlocks(this.shards, batch, groups, what)
     try {
-      return await readBlocks(this.shards, batch, groups, what, true)
+      return await readBlocks(this.shards, batch, groups, what, { acrossSlots: true })
     } catch (error) {
       if (!refusedAcrossSlots(error)) throw error
       this.perShardUntil = Date.now() + ACROSS_SLOTS_RETRY_MS
@@ -357,7 +359,7 @@ export class RedisBitStore implements BitStore<false> {
         else missing[count++] = keys[k]
       }
       for (let from = 0; from < count; from += this.keysPerCommand) {
-        writes.push(sendBitfield(this.shards, 'live', true, shard, batch, missing, from, Math.min(count, from + this.keysPerCommand), out, true))
+        writes.push(sendBitfield(this.shards, 'add', batch, { shard, keys: missing, from, to: Math.min(count, from + this.keysPerCommand) }, out))
       }
     }
   }

@@ -259,14 +259,14 @@ export class ShardGenerations {
   }
 
   /**
-   * Flags (or unflags) the live shard's marker: while flagged, every add is also written to the
-   * next generation, so a rebuild loses no key added while it runs. Returns false if the live
-   * key is lost (a rebuild then simply replaces it).
+   * Sets the live shard's marker to `marker`: while `flagged`, every add is also written to the
+   * next generation, so a rebuild loses no key added while it runs; `plain` again when it is over.
+   * Returns false if the live key is lost (a rebuild then simply replaces it).
    */
-  async flagLive(shard: number, on: boolean): Promise<boolean> {
+  async markLive(shard: number, marker: 'flagged' | 'plain'): Promise<boolean> {
     const key = this.names.shard(shard)
     const result = await this.call(
-      this.client.eval(SET_MARKER, 1, key, this.shardBytes, this.markerPlain, this.markerFlagged, on ? this.markerFlagged : this.markerPlain),
+      this.client.eval(SET_MARKER, 1, key, this.shardBytes, this.markerPlain, this.markerFlagged, marker === 'flagged' ? this.markerFlagged : this.markerPlain),
       `flag ${key}`,
     )
     return Number(result) === 1

@@ -10,7 +10,8 @@ import type { BitStore, PositionBatch } from '@bloomkit/core/store'
 import { layeredBatch, TEST_BITS, testBitSetBit } from '@bloomkit/core/store'
 import type { Command } from 'ioredis'
 import { groupByShard } from '../bits/batch-groups.js'
-import { bitfieldCommand, discardUnmarked } from '../bits/bitfield-command.js'
+import { bitfieldCommand } from '../bits/bitfield-command.js'
+import { discardUnmarked } from '../bits/client-bitfield.js'
 import { dataLost, storeError } from '../errors.js'
 import { addArguments, addValue, TAG_BYTES } from '../layout/feed.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
@@ -91,7 +92,7 @@ async function writeShard(host: ReplicaHost, batch: PositionBatch, shard: number
   const transaction = generations.client.multi()
   transaction.callBuffer('xrange', feed, position.id, position.id)
   if (written.length > 0) {
-    const command = bitfieldCommand(true, generations.keyPrefix + key, shardBytes * 8, batch.positions, hashes, written, 0, written.length, skip)
+    const command = bitfieldCommand(generations.keyPrefix + key, { op: 'add', markerOffset: shardBytes * 8, positions: batch.positions, hashes, keys: written, from: 0, to: written.length, skip })
     ;(transaction as unknown as { sendCommand(command: Command): unknown }).sendCommand(command)
     transaction.call('xadd', feed, ...addArguments(feedLength, addValue(batch, written, 0, written.length)))
   } else {

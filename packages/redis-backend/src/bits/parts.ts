@@ -1,5 +1,8 @@
-// How a batch's keys are grouped for the batch connections (direct-batch.ts): a shard's keys as a
-// range of an index list, and chunks of at most so many keys.
+// How a batch's keys travel: a shard's keys as a range of an index list, chunks of at most so many
+// keys, and what is done with them.
+
+/** What a batch does with its keys' bits: `add` sets them (BITFIELD `SET`), `has` reads them. */
+export type BitOperation = 'add' | 'has'
 
 /** A shard's keys `keys[from … to)`. */
 export interface Part {
