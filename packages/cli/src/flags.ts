@@ -11,6 +11,26 @@ export function integer(min: number, max: number): (value: string) => number {
   }
 }
 
+/** Decimal multipliers of a key count: `2M` is two million keys (bytes take binary units, see {@link byteSize}). */
+const COUNT_EXPONENTS: Record<string, number> = { k: 3, m: 6, g: 9, b: 9, t: 12 }
+
+/**
+ * A commander parser for a key count from `min` to `max`: `2000000`, `2_000_000`, `2e6`, or with a
+ * decimal suffix, `2M`, `2.5k`, `1B` (K, M, G or B, T: thousands to trillions), as `--memory` takes `4G`.
+ */
+export function keyCount(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const match = /^\s*([\d_.e+]+)\s*([kmgbt]?)\s*$/i.exec(value)
+    // The suffix as a decimal exponent of the text, not a product: 1.1M is 1100000, where 1.1 × 1e6 is not an integer.
+    const digits = match === null ? '' : match[1].replaceAll('_', '')
+    const number = match === null ? NaN : match[2] === '' ? Number(digits) : Number(`${digits}e${COUNT_EXPONENTS[match[2].toLowerCase()]}`)
+    if (!Number.isSafeInteger(number) || number < min || number > max) {
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max} (as 2000000, 2_000_000, 2e6 or 2M)`)
+    }
+    return number
+  }
+}
+
 /** A commander parser for a probability in (0, 1): `0.01`, `1e-6` or `1%`. */
 export function probability(value: string): number {
   const number = value.endsWith('%') ? Number(value.slice(0, -1)) / 100 : Number(value)

@@ -66,6 +66,17 @@ export function inputSize(path: string): number | undefined {
   return stats.size
 }
 
+/**
+ * Says on standard error when a key given as an argument is also a file here: `check ids.blmk
+ * keys.txt` checks the key "keys.txt", where a file of keys was most likely meant. The key is still
+ * taken as given (a key may well look like a file name); the hint names --keys-file.
+ */
+export function hintKeyThatIsAFile(command: string, keys: readonly string[]): void {
+  const file = keys.find((key) => key !== '-' && statSync(key, { throwIfNoEntry: false })?.isFile() === true)
+  if (file === undefined) return
+  process.stderr.write(`bloomkit ${command}: "${file}" is taken as a key, though a file of that name is here; to read keys from it, give --keys-file ${file}\n`)
+}
+
 function openInput(path: string, onBytes: OnBytes): Readable {
   const raw: Readable = path === '-' ? process.stdin : createReadStream(path, { highWaterMark: 1 << 20 })
   raw.on('data', (chunk: Buffer) => onBytes(chunk.length))

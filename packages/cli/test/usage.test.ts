@@ -113,6 +113,56 @@ describe('bloomkit check', () => {
   })
 })
 
+describe('the first hour: hints and suffixes (issue 37 item 2)', () => {
+  test('check and remove with a key that is also a file: the key is checked as given, and stderr names --keys-file', async () => {
+    const result = await runCli(['check', at('abc.blmk'), at('keys.txt')])
+    expect(result.stdout).toBe(`${at('keys.txt')}\tabsent\n`)
+    expect(result.stderr).toBe(`bloomkit check: "${at('keys.txt')}" is taken as a key, though a file of that name is here; to read keys from it, give --keys-file ${at('keys.txt')}\n`)
+    expect(result.code).toBe(1)
+    // A key that names no file gets no hint.
+    expect((await runCli(['check', at('abc.blmk'), 'a', 'nothing-by-this-name.txt'])).stderr).toBe('')
+    expect((await runCli(['build', at('keys.txt'), '--out', `level:${at('hint-db')}`, '--counting', ...sizing])).code).toBe(0)
+    const removed = await runCli(['remove', `level:${at('hint-db')}`, at('keys.txt')])
+    expect(removed.stderr).toContain(`bloomkit remove: "${at('keys.txt')}" is taken as a key, though a file of that name is here; to read keys from it, give --keys-file ${at('keys.txt')}\n`)
+  })
+
+  test('on a terminal, build - says it reads standard input and draws no bar over the typed keys', async () => {
+    const out = at('typed.blmk')
+    // script(1) gives build a pseudo-terminal for stdin and stderr (where the bar would be drawn).
+    const child = spawn('script', ['-qec', `${process.execPath} ${BIN} build - --out ${out} ${sizing.join(' ')}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let output = ''
+    const done = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8')
+        if (output.includes('end with Ctrl-D')) resolve()
+      })
+    })
+    child.stdin.write('typed-1\ntyped-2\n')
+    await new Promise((resolve) => setTimeout(resolve, 1500)) // past cli-progress's first redraw, had it drawn one
+    child.stdin.write('\x04')
+    await done
+    expect(output).toContain('bloomkit build: reading keys from standard input, one per line; end with Ctrl-D (or give a file of keys instead of -)')
+    // cli-progress draws with cursor moves and line clears; nothing else here writes an escape sequence.
+    expect(output).not.toContain('\u001b[')
+    expect(output).toMatch(/built .*typed\.blmk: 2 keys/)
+    expect((await runCli(['check', out, 'typed-1', 'typed-2'])).stdout).toBe('typed-1\tpresent\ntyped-2\tpresent\n')
+  })
+
+  test('--capacity, --expect and --min-keys take decimal suffixes (2M is 2,000,000), as --memory takes 4G', async () => {
+    const size = JSON.parse((await runCli(['size', '--capacity', '2M', '--error-rate', '0.01', '--json'])).stdout)
+    expect(size.capacity).toBe(2_000_000)
+    expect(JSON.parse((await runCli(['size', '--capacity', '1.1m', '--error-rate', '0.01', '--json'])).stdout).capacity).toBe(1_100_000)
+    expect(JSON.parse((await runCli(['size', '--capacity', '2.5k', '--error-rate', '0.01', '--json'])).stdout).capacity).toBe(2_500)
+    expect(JSON.parse((await runCli(['size', '--capacity', '1e9', '--error-rate', '0.01', '--json'])).stdout).capacity).toBe(1e9)
+    expectOneLineError(await runCli(['size', '--capacity', '1.5', '--error-rate', '0.01']), /'--capacity <keys>' argument '1\.5' is invalid\. expected an integer from 1 to \d+ \(as 2000000, 2_000_000, 2e6 or 2M\)/)
+    expectOneLineError(await runCli(['size', '--capacity', '2X', '--error-rate', '0.01']), /argument '2X' is invalid/)
+    const built = await runCli(['build', at('keys.txt'), '--out', at('suffix.blmk'), '--capacity', '1k', '--error-rate', '0.01', '--expect', '0.003k', '--min-keys', '3', '--json'])
+    expect(built.code).toBe(0)
+    expect(JSON.parse(built.stdout).keys).toBe(3)
+  })
+})
+
 describe('bloomkit delete', () => {
   test('deletes a file and a LevelDB folder with --yes; without a terminal and without --yes it refuses and deletes nothing', async () => {
     expect((await runCli(['build', at('keys.txt'), '--out', at('gone.blmk'), ...sizing])).code).toBe(0)

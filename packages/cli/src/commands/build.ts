@@ -9,7 +9,7 @@ import { levelBackend } from '../backends.js'
 import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
 import { clearDebris } from '../debris.js'
 import { CliError } from '../errors.js'
-import { byteCount, byteSize, integer, probability } from '../flags.js'
+import { byteCount, byteSize, integer, probability, keyCount } from '../flags.js'
 import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
 import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
@@ -63,7 +63,7 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .argument('<input>', 'file of keys, or - for standard input')
   .option('-o, --out <target>', '(required) where to build the filter: file.blmk, level:<folder>, redis://host:port[/db], redis+cluster://host:port')
   .option('--name <filter>', 'the filter\'s name (Redis targets)')
-  .option('--capacity <keys>', 'keys the filter must hold (with --error-rate)', integer(1, Number.MAX_SAFE_INTEGER))
+  .option('--capacity <keys>', 'keys the filter must hold (with --error-rate): 2000000, 2e6 or 2M', keyCount(1, Number.MAX_SAFE_INTEGER))
   .option('--error-rate <p>', 'false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
   .option('--bits <bits>', 'explicit size in bits (with --hashes), instead of --capacity/--error-rate', integer(8, Number.MAX_SAFE_INTEGER))
   .option('--hashes <k>', 'bit positions per key (with --bits)', integer(1, 64))
@@ -76,8 +76,8 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--header', 'csv: the first row is a header (implied by a --column name)')
   .option('--replace', 'replace an existing filter at the target (atomically)')
   .option('--force', 'Redis --replace: take the lock of a rebuild whose bloomkit was killed (refused while another bloomkit builds this filter)')
-  .option('--expect <keys>', 'commit only if the input holds exactly this many keys (blank lines not counted)', integer(0, Number.MAX_SAFE_INTEGER))
-  .option('--min-keys <keys>', 'commit only if the input holds at least this many keys', integer(0, Number.MAX_SAFE_INTEGER))
+  .option('--expect <keys>', 'commit only if the input holds exactly this many keys (blank lines not counted)', keyCount(0, Number.MAX_SAFE_INTEGER))
+  .option('--min-keys <keys>', 'commit only if the input holds at least this many keys', keyCount(0, Number.MAX_SAFE_INTEGER))
   .option('--end-marker <line>', 'commit only if the input ends with this line (not a key), written by the producer once it succeeded')
   .option('--allow-shrink', 'with --replace: allow a filter built from under half the keys of the one it replaces')
   .option('--allow-empty', 'commit a filter even when the input held no key (without it an empty input commits nothing: exit 2, CLI_INCOMPLETE)')
@@ -133,7 +133,11 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
   const counting = options.counting === true
   const groups = planShardGroups(parameters, options.memory, counting)
   const started = performance.now()
-  const progress = await BuildProgress.start(progressWanted(options), size, input === '-' ? 1 : groups.length)
+  // Keys typed at a terminal: say what is awaited (a silent wait looks like a hang), and draw no bar
+  // unless asked, as its redraws would write over the keys being typed.
+  const typing = input === '-' && process.stdin.isTTY === true
+  if (typing) process.stderr.write('bloomkit build: reading keys from standard input, one per line; end with Ctrl-D (or give a file of keys instead of -)\n')
+  const progress = await BuildProgress.start(progressWanted(options) && (!typing || options.progress === true), size, input === '-' ? 1 : groups.length)
   const counts: InputCounts = { keys: 0, skipped: 0 }
   /** One pass over the input; the first pass's counts are the ones reported. */
   async function* blocks(pass: number): AsyncGenerator<KeyBlock> {

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander'
 import { CliError, EXIT } from '../errors.js'
 import { byteCount, integer } from '../flags.js'
-import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts } from '../input.js'
+import { DEFAULT_MAX_KEY_BYTES, hintKeyThatIsAFile, inputSize, readKeys, type InputCounts } from '../input.js'
 import { openFilter } from '../stores.js'
 import { parseTarget, refuseRedisFlags } from '../targets.js'
 
@@ -45,6 +45,7 @@ Examples:
     if (options.keysFile !== undefined && keys.length > 0) throw new CliError('CLI_USAGE', 'give keys as arguments or with --keys-file, not both')
     const path = options.keysFile ?? (keys.length === 0 || (keys.length === 1 && keys[0] === '-') ? '-' : undefined)
     if (path !== undefined) inputSize(path)
+    else hintKeyThatIsAFile('check', keys)
     if (path === '-' && process.stdin.isTTY === true) {
       // A silent wait would look like a hang: say what is awaited.
       process.stderr.write('bloomkit check: reading keys from standard input, one per line; end with Ctrl-D (or give keys as arguments, or --keys-file <path>)\n')

@@ -2,7 +2,7 @@ import { BloomError, type CountingBloomFilter } from '@bloomkit/core'
 import { Command, Option } from 'commander'
 import { CliError, EXIT } from '../errors.js'
 import { byteCount, integer } from '../flags.js'
-import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type InputFormat, type KeyBlock } from '../input.js'
+import { DEFAULT_MAX_KEY_BYTES, hintKeyThatIsAFile, inputSize, readKeys, type InputCounts, type InputFormat, type KeyBlock } from '../input.js'
 import { settleSignals } from '../signals.js'
 import { openFilter, writeSnapshotFile } from '../stores.js'
 import { parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
@@ -57,6 +57,7 @@ Examples:
     if (options.keysFile !== undefined && keys.length > 0) throw new CliError('CLI_USAGE', 'give keys as arguments or with --keys-file, not both')
     const path = options.keysFile ?? (keys.length === 0 || (keys.length === 1 && keys[0] === '-') ? '-' : undefined)
     if (path !== undefined) inputSize(path)
+    else hintKeyThatIsAFile('remove', keys)
     const opened = await openFilter(target, options)
     const tally = { keys: 0, removed: 0, skipped: 0 }
     let interrupted: CliError | undefined

@@ -1,28 +1,31 @@
 import { estimateErrorRate, sizeFilter, type BitLayout, type FilterParameters } from '@bloomkit/core'
 import { Command } from 'commander'
 import { CliError } from '../errors.js'
-import { integer, probability } from '../flags.js'
+import { integer, probability, keyCount } from '../flags.js'
 import { redisBackend } from '../backends.js'
 import { formatBytes } from '../progress.js'
 import { counterBitsOf } from '../sizing.js'
 
 interface SizeRow {
   readonly layout: BitLayout
-  /** Parameters for a file, a LevelDB folder or memory (fewest shards). */
-  readonly parameters: FilterParameters
+  /**
+   * Parameters for a file, a LevelDB folder or memory (fewest shards); without a seed, which sizing
+   * does not choose (a new filter gets a random secret one, or build's --seed).
+   */
+  readonly parameters: Omit<FilterParameters, 'seed'>
   /** Bytes of bits (a counting filter: of 4-bit counters, 4× as many). */
   readonly bytes: number
   /** The expected false-positive rate at capacity for these parameters (core's `estimateErrorRate`); at most the rate asked. */
   readonly expectedErrorRate: number
   /** Parameters `RedisBloomFilter.create` (and `bloomkit build` into Redis) picks: shard strings of at most 4 MiB. */
-  readonly redis: { readonly parameters: FilterParameters; readonly keys: number }
+  readonly redis: { readonly parameters: Omit<FilterParameters, 'seed'>; readonly keys: number }
 }
 
 export const sizeCommand = new Command('size')
   .summary('how many bits, bytes, hashes and shards a filter needs')
   .description('Sizes a filter for --capacity keys at --error-rate, for both bit layouts, without creating anything.')
   // Checked in the action, not by commander: a mistyped flag is then reported as typed, not as a missing one.
-  .option('--capacity <keys>', '(required) keys the filter must hold', integer(1, Number.MAX_SAFE_INTEGER))
+  .option('--capacity <keys>', '(required) keys the filter must hold: 2000000, 2e6 or 2M', keyCount(1, Number.MAX_SAFE_INTEGER))
   .option('--error-rate <p>', '(required) false-positive rate at capacity: 0.01, 1e-3 or 1%', probability)
   .option('--shards <count>', 'split the bits into this many shards (default: fewest; 4 MiB each on Redis)', integer(1, 65_536))
   .option('--counting', 'a counting filter (build --counting): 4-bit counters, 4× the bytes, and on Redis as many more shards')
@@ -47,8 +50,8 @@ Examples:
     const width = Math.max(1, counterBits)
     const rows: SizeRow[] = (['blocked', 'classic'] as const).map((layout) => {
       const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }
-      const parameters = sizeFilter(sizing)
-      const redis = sizeRedisFilter(sizing, counterBits)
+      const parameters = withoutSeed(sizeFilter(sizing))
+      const redis = withoutSeed(sizeRedisFilter(sizing, counterBits))
       const expectedErrorRate = estimateErrorRate({ ...parameters, items: options.capacity })
       return { layout, parameters, bytes: (parameters.bits / 8) * width, expectedErrorRate, redis: { parameters: redis, keys: redis.shards + 1 } }
     })
@@ -76,3 +79,8 @@ Examples:
     const widths = table[0].map((_, column) => Math.max(...table.map((line) => line[column].length)))
     for (const line of table) console.log(line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd())
   })
+
+/** Sizing's parameters but the seed it fills in (0), which a filter built from them would not have. */
+function withoutSeed({ seed: _seed, ...parameters }: FilterParameters): Omit<FilterParameters, 'seed'> {
+  return parameters
+}
