@@ -1,7 +1,7 @@
 import { BloomError, CountingBloomFilter, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type KeyHasher } from '@bloomkit/core/store'
 import { ShardGenerations } from './layout/shard-generations.js'
-import { importSnapshot, type SnapshotSource } from './import.js'
+import { importSnapshot, type SnapshotSource } from './operations/import.js'
 import { checkName, KeyNames } from './layout/key-names.js'
 import { abandon, createMeta, readMeta, readSettledMeta, unlockMeta } from './layout/meta-lock.js'
 import { randomEpoch, randomToken } from './layout/meta.js'

@@ -1,12 +1,12 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
-import { ShardGenerations } from './layout/shard-generations.js'
-import { KeyNames } from './layout/key-names.js'
-import { abandon, createMeta, lockMeta, readMeta, unlockMeta } from './layout/meta-lock.js'
-import { randomEpoch, randomToken } from './layout/meta.js'
-import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisReplaceOptions } from './options.js'
-import { type RedisClient } from './wire/client.js'
-import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './resize.js'
+import { ShardGenerations } from '../layout/shard-generations.js'
+import { KeyNames } from '../layout/key-names.js'
+import { abandon, createMeta, lockMeta, readMeta, unlockMeta } from '../layout/meta-lock.js'
+import { randomEpoch, randomToken } from '../layout/meta.js'
+import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisReplaceOptions } from '../options.js'
+import { type RedisClient } from '../wire/client.js'
+import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './replace-parameters.js'
 
 const { snapshotChunks, snapshotReader } = snapshotSources
 

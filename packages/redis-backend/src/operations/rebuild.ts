@@ -1,10 +1,10 @@
 import { SET_BITS, testOrSetBatch, invalidParameter, PositionBatch } from '@bloomkit/core/store'
 import type { BloomKey } from '@bloomkit/core'
-import type { ShardGenerations } from './layout/shard-generations.js'
-import { abandon, lockMeta, unlockMeta } from './layout/meta-lock.js'
-import { clearStaged } from './resize.js'
-import type { RedisBitStore } from './bits/redis-bit-store.js'
-import { MAX_SCAN_BYTES, orIntoNext } from './bits/whole-shard.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
+import { abandon, lockMeta, unlockMeta } from '../layout/meta-lock.js'
+import { clearStaged } from './replace-parameters.js'
+import type { RedisBitStore } from '../bits/redis-bit-store.js'
+import { MAX_SCAN_BYTES, orIntoNext } from '../bits/whole-shard.js'
 
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384

@@ -1,9 +1,9 @@
 import { BloomError } from '@bloomkit/core'
-import { callRedis } from './errors.js'
-import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
-import { KeyNames } from './layout/key-names.js'
-import { CHECKED_FIELDS, checkedValues, formatOf, metaCheck, randomEpoch } from './layout/meta.js'
-import type { RedisClient } from './wire/client.js'
+import { callRedis } from '../errors.js'
+import { forEachLimited, ShardGenerations } from '../layout/shard-generations.js'
+import { KeyNames } from '../layout/key-names.js'
+import { CHECKED_FIELDS, checkedValues, formatOf, metaCheck, randomEpoch } from '../layout/meta.js'
+import type { RedisClient } from '../wire/client.js'
 
 // An import over a filter with other parameters (docs/SPEC.md 9.6, "Replacing parameters"): other
 // bits, hashes, shards, seed or layout mean other shard keys and another meta, so the new filter is
