@@ -13,7 +13,7 @@ import { checkRedisOptions, checkRedisParameters, checkRebuildOptions, feedLengt
 import { rebuild } from './operations/rebuild.js'
 import { leftoverKeys } from './operations/replace-parameters.js'
 import { RedisBitStore } from './bits/redis-bit-store.js'
-import { RedisCountingFilter } from './redis-counting-filter.js'
+import { RedisCountingFilter } from './counting/redis-counting-filter.js'
 import type { Replica, ReplicaStatus } from './replica/replica.js'
 import { startReplica } from './replica/start-replica.js'
 

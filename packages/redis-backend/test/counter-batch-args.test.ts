@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { packInts, sortedByByte } from '../src/counter-batch-args.js'
+import { packInts, sortedByByte } from '../src/counting/counter-batch-args.js'
 
 /** A fixed xorshift32 stream: the same values every run. */
 function stream(seed: number): () => number {

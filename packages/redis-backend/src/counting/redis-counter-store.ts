@@ -2,9 +2,9 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { BitStoreCapabilities, CounterStore, PositionBatch } from '@bloomkit/core/store'
 import { counterBatchArgs } from './counter-batch-args.js'
 import { ADD_COUNTERS, COUNT_COUNTERS, COUNTER_BATCH } from './counter-scripts.js'
-import { dataLost } from './errors.js'
-import { type ShardGenerations, IO_CHUNK_BYTES } from './layout/shard-generations.js'
-import { READ_SHARD, WRITE_SHARD } from './bits/bit-scripts.js'
+import { dataLost } from '../errors.js'
+import { type ShardGenerations, IO_CHUNK_BYTES } from '../layout/shard-generations.js'
+import { READ_SHARD, WRITE_SHARD } from '../bits/bit-scripts.js'
 
 /** Counter bytes one merge or count script reads at once: small, since the script blocks its node meanwhile. */
 const SCRIPT_CHUNK_BYTES = 64 * 1024
