@@ -17,7 +17,7 @@ const packages = fileURLToPath(new URL('../../packages/', import.meta.url))
  * once they are gone.
  */
 const UNTANGLING: Record<string, readonly string[]> = {
-  'redis-backend': ['layered-redis-filter.ts', 'redis-layers.ts', 'redis-bloom-filter.ts'],
+  'redis-backend': ['layered/layered-redis-filter.ts', 'layered/redis-layers.ts', 'redis-bloom-filter.ts'],
 }
 
 /** A circle as its modules, rotated to start at the smallest name, so that one circle has one spelling. */

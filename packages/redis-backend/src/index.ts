@@ -1,6 +1,6 @@
 export { RedisBloomFilter } from './redis-bloom-filter.js'
 export { RedisCountingFilter } from './counting/redis-counting-filter.js'
-export { LayeredRedisFilter, RedisLayeredFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions, type RedisLayeredOptions } from './layered-redis-filter.js'
+export { LayeredRedisFilter, RedisLayeredFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions, type RedisLayeredOptions } from './layered/layered-redis-filter.js'
 export { DEFAULT_SHARD_BITS, MAX_REDIS_SHARD_BITS, sizeRedisFilter, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions, type RedisStoreOptions } from './options.js'
 export { type RedisClient } from './wire/client.js'
 export type { SnapshotSource } from './operations/import.js'

@@ -2,7 +2,7 @@ import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type Fil
 import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
 import { importSnapshot, type SnapshotSource } from './operations/import.js'
-import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered-redis-filter.js'
+import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered/layered-redis-filter.js'
 import { callRedis } from './errors.js'
 import { checkName, KeyNames, metaKey } from './layout/key-names.js'
 import { damagedFilterKeys } from './layout/damaged-meta.js'
@@ -103,12 +103,12 @@ export class RedisBloomFilter extends BloomFilter<false> {
     options: RedisCreateOptions | LayeredRedisOptions | (RedisCreateOptions & { readonly counting: true }),
   ): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
     checkRedisOptions('RedisBloomFilter.create', options)
-    // With `counting: true`, a counting filter (redis-counting-filter.ts), which refuses `growth` and
+    // With `counting: true`, a counting filter (counting/redis-counting-filter.ts), which refuses `growth` and
     // `window`. (`counting` is a boolean by now: checkRedisOptions refused 1, 'yes' and null.)
     if ((options as { counting?: boolean }).counting === true) {
       return RedisCountingFilter.create(redis, name, options as RedisCreateOptions)
     }
-    // With `growth` or `window`, a layered filter (layered-redis-filter.ts).
+    // With `growth` or `window`, a layered filter (layered/layered-redis-filter.ts).
     if (isLayeredOptions(options)) return LayeredRedisFilter.create(redis, name, options)
     // Without a seed, a random one (keyed hashing); a filter already under the name is opened with its own.
     // A filter an earlier release sized for the same options is adopted as it is (earlierSizeFilter).
@@ -262,7 +262,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     }
     const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
     await shards.deleteAll()
-    // What a killed import with new parameters left besides (resize.ts).
+    // What a killed import with new parameters left besides (operations/replace-parameters.ts).
     const leftovers = leftoverKeys(name, fields)
     await forEachLimited(leftovers.length, 16, (i) => shards.call(client.unlink(leftovers[i]), `destroy "${name}"`))
     return true

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
-import { layeredCheck } from '../src/layered-meta.js'
+import { layeredCheck } from '../src/layered/layered-meta.js'
 import { standaloneClient, uniqueName } from './support/clients.js'
 
 const redis = standaloneClient()

@@ -27,7 +27,7 @@ interface Claim {
 /**
  * Creates the meta for an import (state 'importing'), or locks an existing filter: one with the
  * same parameters is overwritten shard by shard; one with others only with `replaceParameters`,
- * by a replacement (resize.ts). A new filter gets a feed with `feed: true`; an existing one keeps
+ * by a replacement (replace-parameters.ts). A new filter gets a feed with `feed: true`; an existing one keeps
  * its own (and must have one when `feed: true` asks for it).
  */
 async function claim(client: RedisClient, name: string, parameters: FilterParameters, options: RedisReplaceOptions, counterBits: number): Promise<Claim> {

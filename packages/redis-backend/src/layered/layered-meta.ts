@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
 import { BloomError, type LayeredOptions } from '@bloomkit/core'
 import { type LayerEntry, type LayerPolicy, hashSchemes, layerPolicies } from '@bloomkit/core/store'
-import { CORRUPT_REPLY, NOT_FOUND_REPLY } from './errors.js'
-import { FEED_STORE_FORMAT } from './layout/feed.js'
-import { formatOf, metaCheck, STORE_FORMAT, storedFeedLength } from './layout/meta.js'
-import { badField, isCanonicalInteger, storedDouble, storedInteger } from './layout/stored-numbers.js'
+import { CORRUPT_REPLY, NOT_FOUND_REPLY } from '../errors.js'
+import { FEED_STORE_FORMAT } from '../layout/feed.js'
+import { formatOf, metaCheck, STORE_FORMAT, storedFeedLength } from '../layout/meta.js'
+import { badField, isCanonicalInteger, storedDouble, storedInteger } from '../layout/stored-numbers.js'
 
 const { HASH_SCHEMES, layoutOfScheme } = hashSchemes
 const { checkPolicyKind, layerPolicyOf } = layerPolicies

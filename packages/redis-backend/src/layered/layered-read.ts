@@ -11,12 +11,12 @@
 import { createHash } from 'node:crypto'
 import { TEST_BITS, testOrSetGroup, type PositionBatch, shardBytesOf, type ShardGroup } from '@bloomkit/core/store'
 import type { FilterParameters } from '@bloomkit/core'
-import { callRedis } from './errors.js'
-import { markerBytes } from './layout/shard-generations.js'
-import { CHECKED_FIELDS, checkedValues, formatOf } from './layout/meta.js'
-import { corkWrites, type RedisClient } from './wire/client.js'
-import { runScript } from './wire/script.js'
-import { MAX_SCAN_BYTES } from './bits/whole-shard.js'
+import { callRedis } from '../errors.js'
+import { markerBytes } from '../layout/shard-generations.js'
+import { CHECKED_FIELDS, checkedValues, formatOf } from '../layout/meta.js'
+import { corkWrites, type RedisClient } from '../wire/client.js'
+import { runScript } from '../wire/script.js'
+import { MAX_SCAN_BYTES } from '../bits/whole-shard.js'
 
 /** Bytes a classic layer's per-key path (BITFIELD_RO, `GET u1 <p>` and its reply) moves per probe, about. */
 const BITFIELD_BYTES_PER_PROBE = 34

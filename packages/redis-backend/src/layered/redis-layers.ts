@@ -1,14 +1,14 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { type DropReason, layeredBatch, type LayerEntry, type LayerPolicy, type LayersAnswer, type LayerStorage, type StoredLayer, layerPolicies } from '@bloomkit/core/store'
-import { callRedis, NOT_FOUND_REPLY } from './errors.js'
+import { callRedis, NOT_FOUND_REPLY } from '../errors.js'
 import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, layeredFeedLength, parseEntries, RESERVE, SETTLE, UNLIST, verifyLayeredCheck } from './layered-meta.js'
-import { badField, storedInteger } from './layout/stored-numbers.js'
-import { layerName, metaKey } from './layout/key-names.js'
-import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from './options.js'
-import { isCluster, type RedisClient } from './wire/client.js'
-import { RedisBloomFilter } from './redis-bloom-filter.js'
-import { runScript } from './wire/script.js'
+import { badField, storedInteger } from '../layout/stored-numbers.js'
+import { layerName, metaKey } from '../layout/key-names.js'
+import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from '../options.js'
+import { isCluster, type RedisClient } from '../wire/client.js'
+import { RedisBloomFilter } from '../redis-bloom-filter.js'
+import { runScript } from '../wire/script.js'
 
 const { layerParameters, maxWindow } = layerPolicies
 
