@@ -4,3 +4,4 @@ export { RedisCache, type GuardCache, type RedisCommandClient } from './cache.js
 export { GuardError, type GuardErrorCode } from './errors.js'
 export type { RebuildOptions, WarmOptions } from './maintenance.js'
 export type { CacheGuardOptions, GuardFilter, GuardKey, LoadContext } from './options.js'
+export { openGuardFilter, type GuardOpenOptions, type OpenGuardFilterOptions, type RedisFilterClass } from './redis-filter.js'
