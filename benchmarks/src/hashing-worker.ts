@@ -22,9 +22,11 @@ export type KeyShape = 'flat' | 'built'
  * What a worker times: today's KeyHasher, the pass before issue 25, or a floor: `chars` reads every
  * char code of the key and folds them into a number (the least a JavaScript hash of a string must do),
  * `encode` only encodes it by TextEncoder.encodeInto into a reused buffer (the native route's fixed
- * cost, before any hashing).
+ * cost, before any hashing). `loop` and `many` (issue 36) use the hasher a filter gets
+ * (createKeyHasher: WebAssembly where the runtime allows it): `loop` calls hash() key by key, `many`
+ * hashes batches of {@link MANY_BATCH} keys with hashMany().
  */
-export type HashingSide = 'now' | 'before' | 'chars' | 'encode'
+export type HashingSide = 'now' | 'before' | 'chars' | 'encode' | 'loop' | 'many'
 
 export interface HashingJob {
   readonly side: HashingSide
@@ -44,13 +46,17 @@ export interface HashingMeasurement {
 
 // KeyHasher's own module (and the few it imports), not the whole `store` entry, nor tinybench through
 // measure.js: every worker loads its modules afresh, and loading is most of a worker's time.
-const { KeyHasher } = (await import(new URL('./key-hasher.js', import.meta.resolve('@bloomkit/core/store')).href)) as typeof import('@bloomkit/core/store')
+const { KeyHasher, createKeyHasher } = (await import(new URL('../hashing/key-hasher.js', import.meta.resolve('@bloomkit/core/store')).href)) as typeof import('@bloomkit/core/store')
 const job = workerData as HashingJob
 // Built keys are remade from two halves by a template literal: once hashed (flattened in place) a
 // ConsString is a wrapper over a flat copy whatever tree it was built as, and that is what is timed.
 const keys = job.shape === 'flat' ? job.keys : job.keys.map((key) => `${key.slice(0, key.length >> 1)}${key.slice(key.length >> 1)}`)
 const now = new KeyHasher(0)
 const before = new KeyHasherBefore(now.seedA, now.seedB)
+/** Keys per hashMany call of the `many` side: what services send in one hasMany. */
+const MANY_BATCH = 1000
+const real = job.side === 'loop' || job.side === 'many' ? await createKeyHasher(0) : now
+const manyPairs = new Int32Array(2 * MANY_BATCH)
 /**
  * Every char code of `s`, XOR-folded 4 at a time into a word: the reads of a JavaScript string hash
  * with none of its arithmetic. Of the read loops tried (one char a step, 4, 16 as the hash's stripe
@@ -87,6 +93,23 @@ const passes: Record<HashingSide, (from: number, to: number) => number> = {
   chars: (from, to) => {
     let x = 0
     for (let i = from; i < to; i++) x ^= readChars(keys[i])
+    return x
+  },
+  loop: (from, to) => {
+    let x = 0
+    for (let i = from; i < to; i++) {
+      real.hash(keys[i])
+      x ^= real.pair[0] ^ real.pair[1]
+    }
+    return x
+  },
+  many: (from, to) => {
+    let x = 0
+    for (let batch = from; batch < to; batch += MANY_BATCH) {
+      const count = Math.min(MANY_BATCH, to - batch)
+      real.hashMany(keys, batch, count, manyPairs)
+      for (let i = 0; i < 2 * count; i++) x ^= manyPairs[i]
+    }
     return x
   },
   encode: (from, to) => {

@@ -2,6 +2,7 @@ import { compileWasmXxh32, WASM_MIN_STRING_LENGTH } from '@bloomkit/core/spec'
 import { KeyHasher } from '@bloomkit/core/store'
 import { Worker } from 'node:worker_threads'
 import xxhash from 'xxhash-wasm'
+import { runBatchRows } from './hashing-batch.js'
 import { KEYS, keySet, keySetIds } from './hashing-keys.js'
 import type { HashingJob, HashingMeasurement, KeyShape } from './hashing-worker.js'
 import { median, medianOpsPerSecond, type SuiteOptions } from './measure.js'
@@ -176,6 +177,7 @@ export async function runHashingBenchmarks(report: Report, { quick }: SuiteOptio
       notes: `in the main thread; with core's wasm: ${(1e9 / coreWasmBytes).toFixed(0)} ns; two xxhash-wasm h32Raw: ${(1e9 / wasmBytes).toFixed(0)} ns`,
     })
   }
+  await runBatchRows(report, { sets: sets.filter((set) => set.length === 0), isolates, workerTimes, shapes: SHAPES, measure: measureInIsolate })
   const verdict = (shape: KeyShape) => {
     const all = [...speedups[shape]].map(([name, row]) => [name, row.speedup] as const)
     const targeted = all.filter(([name]) => TARGET_LENGTHS.some((length) => name === `${length}-char key`))

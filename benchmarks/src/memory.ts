@@ -7,12 +7,16 @@ import { BloomFilter as Bloomfilter } from 'bloomfilter'
 import BloomFilters from 'bloom-filters'
 import { chunks, cycle, median, medianOpsPerSecond, randomUserKeys, ratio, sizeLabel, userKeys, type SuiteOptions } from './measure.js'
 import type { Report } from './report.js'
+import { runFreshKeyRows } from './memory-fresh.js'
 
 const CHUNK = 100_000
 const PROBES = 1_000_000
 /** Rounds of alternating measurements per figure (a quick run takes fewer). */
 const ROUNDS = 75
 const QUICK_ROUNDS = 9
+/** Paired rounds of the fresh-key rows (memory-fresh.ts), each 12 calls of 50k keys made for them. */
+const FRESH_ROUNDS = 25
+const QUICK_FRESH_ROUNDS = 7
 /** Timed calls (chunks of CHUNK keys) per subject, task and round: one, so that a pair is 5–25 ms apart. */
 const CALLS_PER_ROUND = 1
 
@@ -105,6 +109,8 @@ export async function runMemoryBenchmarks(report: Report, { quick, forRuntimeTab
       }
       tasks.set(subject.name, { fp, fillRate, timed, samples: [] })
     }
+    // The lead rows: keys made afresh in check order, flat and built, as applications pass them (issue 36 item 4).
+    await runFreshKeyRows(report, { label, ours, peer, present: n, absentFrom: largest, rounds: quick ? QUICK_FRESH_ROUNDS : FRESH_ROUNDS })
     // Subjects take turns, task by task, over many short rounds, so that a slow spell of this shared
     // machine (it swings by up to 2x within a second) hits both alike; which goes first alternates.
     // Each figure is the median over the rounds.
