@@ -169,8 +169,21 @@ export function formatParameters(p: FilterParameters): string {
   return `bits=${p.bits} hashes=${p.hashes} shards=${p.shards} layout=${p.layout} scheme=${p.scheme}`
 }
 
-/** `"; the seeds differ"` when they do, else `""`: the part of a mismatch {@link formatParameters} does not show. */
-export function seedNote(a: FilterParameters, b: FilterParameters): string {
-  return a.seed === b.seed ? '' : '; the seeds differ'
+/** Options of {@link seedNote}. */
+export interface SeedNoteOptions {
+  /**
+   * Whether the caller chose the seed. False (a `create` without `seed`, which takes the stored
+   * filter's): the seeds are not what differs, and saying so would send the user after a seed they
+   * never gave. Default: true.
+   */
+  readonly seeded?: boolean
+}
+
+/**
+ * `"; the seeds differ"` when they do (and the caller chose its seed), else `""`: the part of a
+ * mismatch {@link formatParameters} does not show.
+ */
+export function seedNote(a: FilterParameters, b: FilterParameters, { seeded = true }: SeedNoteOptions = {}): string {
+  return !seeded || a.seed === b.seed ? '' : '; the seeds differ'
 }
 

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util'
 import { describe, expect, test } from 'vitest'
 import { BloomFilter, isBloomError } from '@bloomkit/core'
-import { checkParameters, createKeyHasher, formatParameters } from '@bloomkit/core/store'
+import { checkParameters, createKeyHasher, formatParameters, seedNote } from '@bloomkit/core/store'
 import { assertSameParameters } from '../src/parameters.js'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
 
@@ -34,6 +34,13 @@ describe('the seed stays out of messages and logs', () => {
       'the snapshot has different parameters: expected bits=4096 hashes=5 shards=2 layout=classic scheme=3, got bits=4096 hashes=5 shards=2 layout=classic scheme=3; the seeds differ',
     )
     expect((caught as Error).message).not.toContain(String(SEED))
+  })
+
+  test('seedNote says nothing of seeds the caller left to chance (issue 37 item 2: create without seed was told "the seeds differ")', () => {
+    expect(seedNote(parameters, { ...parameters, seed: 42 })).toBe('; the seeds differ')
+    expect(seedNote(parameters, { ...parameters, seed: 42 }, { seeded: true })).toBe('; the seeds differ')
+    expect(seedNote(parameters, { ...parameters, seed: 42 }, { seeded: false })).toBe('')
+    expect(seedNote(parameters, parameters)).toBe('')
   })
 
   test('a hasher made with another seed is refused without printing either seed', async () => {

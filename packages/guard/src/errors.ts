@@ -47,10 +47,31 @@ export function describe(value: unknown): string {
   if (typeof value === 'function') return 'a function'
   if (value instanceof Uint8Array) return `Uint8Array(${value.length})`
   if (value === null || typeof value !== 'object') return String(value)
-  return Object.prototype.toString.call(value)
+  // Not String(value), which is "[object Object]" for a plain object and says nothing.
+  if (Array.isArray(value)) return `an array of ${value.length}`
+  const prototype = Object.getPrototypeOf(value) as unknown
+  if (prototype === Object.prototype || prototype === null) {
+    const keys = Object.keys(value)
+    return keys.length === 0 ? 'an empty object' : `an object { ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''} }`
+  }
+  return `a ${Object.prototype.toString.call(value).slice(8, -1)}`
 }
 
-/** The message of a thrown value, for an error that wraps it. */
+/**
+ * The message of a thrown value, for an error that wraps it: an Error's message, a thrown object's
+ * `message` or its JSON (a driver that rejects with `{ code: 'ECONNRESET' }` is read as such, not as
+ * "[object Object]"), anything else as {@link describe} shows it.
+ */
 export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  if (error instanceof Error) return error.message
+  if (error === null || typeof error !== 'object') return typeof error === 'string' ? error : describe(error)
+  const { message } = error as { message?: unknown }
+  if (typeof message === 'string') return message
+  try {
+    const json = JSON.stringify(error)
+    if (json !== undefined && json !== '{}') return json.length > 200 ? `${json.slice(0, 200)}…` : json
+  } catch {
+    // a cycle or a BigInt: described instead
+  }
+  return describe(error)
 }

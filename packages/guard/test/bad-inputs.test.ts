@@ -48,6 +48,18 @@ describe('each item as found', () => {
     await expect(guard.rebuild(['1'], { into: await MemoryBloomFilter.create({ capacity: 10, errorRate: 0.01 }), batchSize: 'all' } as never)).rejects.toThrow(refusal(/^batchSize must be/))
   })
 
+  test('no message says "[object Object]": an object given or thrown is shown by its keys or its JSON (issue 37 item 2)', async () => {
+    const filter = await filled()
+    const base = { filter, load, name: 'users' }
+    expect(() => new CacheGuard({ ...base, ttl: { seconds: 5 } } as never)).toThrow(refusal(/^ttl must be a number of seconds from 0.001 to 315360000; got an object \{ seconds \}$/))
+    expect(() => new CacheGuard({ ...base, lock: {} } as never)).toThrow(refusal(/^lock must be true or false; got an empty object$/))
+    expect(() => new CacheGuard({ ...base, lock: new Map() } as never)).toThrow(refusal(/^lock must be true or false; got a Map$/))
+    await expect(new CacheGuard({ ...base, load: () => Promise.reject({ code: 'ECONNRESET' }) }).get('1')).rejects.toThrow(refusal(/^load\("1"\) failed: \{"code":"ECONNRESET"\}$/, 'GUARD_LOAD_FAILED'))
+    await expect(new CacheGuard({ ...base, load: () => Promise.reject({ message: 'no such table' }) }).get('1')).rejects.toThrow(refusal(/^load\("1"\) failed: no such table$/, 'GUARD_LOAD_FAILED'))
+    await expect(new CacheGuard({ ...base, load: () => Promise.reject('down') }).get('2')).rejects.toThrow(refusal(/^load\("2"\) failed: down$/, 'GUARD_LOAD_FAILED'))
+    await expect(new CacheGuard({ ...base }).get({ id: 1 } as never)).rejects.toThrow(refusal(/got an object \{ id \}$/, 'GUARD_INVALID_KEY'))
+  })
+
   test('a Uint8Array whose buffer was detached is GUARD_INVALID_KEY, not the empty key', async () => {
     const guard = new CacheGuard({ filter: await filled(), load, name: 'users' })
     const detached = detachedBytes()

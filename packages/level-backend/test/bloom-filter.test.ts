@@ -36,6 +36,12 @@ describe('create and open', () => {
     const error = await LevelBloomFilter.create(folder, { capacity: 2000, errorRate: 0.01 }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(BloomError)
     expect(error).toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringContaining(folder) })
+    // No seed was given (the folder's would be kept): the seeds are not what differs (issue 37 item 2).
+    expect((error as Error).message).not.toContain('seed')
+    expect((error as Error).message).toMatch(/; open it, or use another folder$/)
+    // A seed given that is not the folder's is named as a difference.
+    const seeded = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01, seed: 12345 }).catch((e: unknown) => e)
+    expect(seeded).toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringContaining('; the seeds differ') })
     const same = await LevelBloomFilter.create(folder, { capacity: 1000, errorRate: 0.01 })
     expect(await same.has('kept')).toBe(true)
     await same.close()

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test, vi } from 'vitest'
 import { BloomError, estimateErrorRate, sizeFilter } from '@bloomkit/core'
 import { DEFAULT_SHARD_BITS, RedisBloomFilter } from '@bloomkit/redis-backend'
+import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { Redis } from 'ioredis'
 import { inject } from 'vitest'
 import { clusterClient, standaloneClient, uniqueName, namesOf, PATHS } from './support/clients.js'
@@ -85,6 +86,13 @@ describe.each([
     expect(await filters[5].has('seen')).toBe(true)
     expect(await codeOf(RedisBloomFilter.create(client, name, { ...options, errorRate: 0.02 }))).toBe('BLOOM_INCOMPATIBLE')
     expect(await codeOf(RedisBloomFilter.create(client, name, { ...options, shards: 7 }))).toBe('BLOOM_INCOMPATIBLE')
+    // The message says what to do, and does not blame a seed nobody gave (issue 37 item 2).
+    const unseeded = await RedisBloomFilter.create(client, name, { ...options, errorRate: 0.02 }).catch((error: Error) => error.message)
+    expect(unseeded).toMatch(/exists with other parameters: .*; open it \(open reads its parameters from Redis\), or use another name$/)
+    expect(unseeded).not.toContain('seed')
+    const other = MemoryBloomFilter.fromParametersSync({ bits: 4096, hashes: 3, shards: 1, seed: 1 })
+    const imported = await RedisBloomFilter.import(client, name, other.export()).catch((error: Error) => error.message)
+    expect(imported).toMatch(/exists with other parameters: .*; import with \{ replaceParameters: true \} to replace it, or use another name$/)
     await filters[0].destroy()
     expect(await codeOf(filters[1].has('seen'))).toBe('BLOOM_DATA_LOST')
     expect(await codeOf(RedisBloomFilter.open(client, name))).toBe('BLOOM_NOT_FOUND')

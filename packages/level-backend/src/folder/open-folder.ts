@@ -57,7 +57,7 @@ export function checkAdoptable(where: string, checked: FilterParameters, stored:
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
       `${where} already holds a filter with other parameters: ${formatParameters(stored)}` +
-        ` (asked for ${formatParameters(checked)}${seedNote(stored, checked)}); open it, or use another folder`,
+        ` (asked for ${formatParameters(checked)}${seedNote(stored, checked, { seeded })}); open it, or use another folder`,
     )
   }
 }

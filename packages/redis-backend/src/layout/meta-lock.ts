@@ -46,6 +46,8 @@ export interface CreateMetaOptions {
   readonly counting?: boolean
   /** Sizes an earlier release gave these options: a stored filter of one of them is accepted. Default: none. */
   readonly earlier?: readonly FilterParameters[]
+  /** What the caller can do about a mismatch, ending its message. Default: a create's (open it, or another name). */
+  readonly remedy?: string
 }
 
 /**
@@ -54,7 +56,7 @@ export interface CreateMetaOptions {
  * `earlier` sizes (else `BLOOM_INCOMPATIBLE`), and its meta is returned.
  */
 export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, options: CreateMetaOptions = {}): Promise<FilterMeta | undefined> {
-  const { theirs = 'requested', seeded = true, counting = false, earlier = [] } = options
+  const { theirs = 'requested', seeded = true, counting = false, earlier = [], remedy = 'open it (open reads its parameters from Redis), or use another name' } = options
   const { client, names, parameters, epoch, feedLength } = shards
   const fields = encodeMeta(parameters, epoch, state, token, feedLength)
   if (counting) fields.push('kind', 'counting')
@@ -75,7 +77,7 @@ export async function createMeta(shards: ShardGenerations, state: FilterState, t
   if (!adoptsStored(parameters, stored.parameters, seeded, earlier)) {
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
-      `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}${seedNote(stored.parameters, parameters)}`,
+      `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}${seedNote(stored.parameters, parameters, { seeded })}; ${remedy}`,
     )
   }
   return stored

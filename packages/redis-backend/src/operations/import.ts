@@ -40,7 +40,7 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
   const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits, feedLength)
   let stored
   try {
-    stored = await createMeta(fresh, 'importing', token, what, { theirs: 'the snapshot is', counting: counterBits !== 0 })
+    stored = await createMeta(fresh, 'importing', token, what, { theirs: 'the snapshot is', counting: counterBits !== 0, remedy: 'import with { replaceParameters: true } to replace it, or use another name' })
   } catch (error) {
     if (options.replaceParameters !== true || !(error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE')) throw error
     const other = await readMeta(client, name, timeout)
