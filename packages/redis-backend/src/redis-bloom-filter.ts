@@ -1,13 +1,14 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
+import { createShardFilter, openShardFilter } from './layout/shard-filter.js'
 import { importSnapshot, type SnapshotSource } from './operations/import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered/layered-redis-filter.js'
 import { callRedis } from './errors.js'
 import { checkName, KeyNames, metaKey } from './layout/key-names.js'
 import { damagedFilterKeys } from './layout/damaged-meta.js'
-import { abandon, createMeta, lockMeta, readMeta, readSettledMeta, unlockMeta } from './layout/meta-lock.js'
-import { decodeMeta, metaFields, randomEpoch, randomToken, type FilterMeta } from './layout/meta.js'
+import { abandon, lockMeta, readMeta, readSettledMeta, unlockMeta } from './layout/meta-lock.js'
+import { decodeMeta, metaFields, type FilterMeta } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
 import { checkRedisOptions, checkRedisParameters, checkRebuildOptions, feedLengthOf, sizeRedisFilter, timeoutOf, ttlMsOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
 import { rebuild } from './operations/rebuild.js'
@@ -114,7 +115,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     // A filter an earlier release sized for the same options is adopted as it is (earlierSizeFilter).
     optionChecks.checkCreateKind(options, 'fixed')
     const { parameters, seeded, earlier } = newFilterParameters(options, (o) => sizeRedisFilter(o), (o) => sizeRedisFilter(o, 0, earlierSizeFilter))
-    return RedisBloomFilter.createWith(redis, name, parameters, options, seeded, earlier)
+    return RedisBloomFilter.createWith(redis, name, parameters, options, { seeded, earlier })
   }
 
   /**
@@ -124,7 +125,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisBloomFilter> {
     checkOptionNames('RedisBloomFilter.fromParameters', parameters, ['parameters'])
     checkRedisOptions('RedisBloomFilter.fromParameters', options)
-    return RedisBloomFilter.createWith(redis, name, parameters, options, true)
+    return RedisBloomFilter.createWith(redis, name, parameters, options, { seeded: true })
   }
 
   /** {@link fromParameters}; `seeded` false lets an existing filter under `name` keep its own seed. */
@@ -133,28 +134,14 @@ export class RedisBloomFilter extends BloomFilter<false> {
     name: string,
     parameters: FilterParametersInput,
     options: RedisNewFilterOptions,
-    seeded: boolean,
-    earlier: readonly FilterParameters[] = [],
+    { seeded, earlier = [] }: { readonly seeded: boolean; readonly earlier?: readonly FilterParameters[] },
   ): Promise<RedisBloomFilter> {
     const client = checkClient(redis)
     checkName(name)
     const checked = checkRedisParameters(parameters)
-    const ttlMs = ttlMsOf(options)
-    const token = randomToken()
-    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options), 0, feedLengthOf(options))
-    if ((await createMeta(shards, 'creating', token, `create "${name}"`, { seeded, earlier })) !== undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
-    try {
-      await shards.forEachShard(async (shard) => {
-        await shards.allocateNext(shard)
-        await shards.sealNext(shard)
-        await shards.swapNext(shard, ttlMs)
-      })
-      if (ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), `create "${name}"`)
-      await unlockMeta(shards, token, `create "${name}"`)
-    } catch (error) {
-      await abandon(shards, token, { dropNew: true })
-      throw error
-    }
+    const spec = { client, name, parameters: checked, timeout: timeoutOf(options), ttlMs: ttlMsOf(options), seeded, earlier, feedLength: feedLengthOf(options) }
+    const shards = await createShardFilter(spec)
+    if (shards === undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
     return RedisBloomFilter.over(shards, options)
   }
 
@@ -199,9 +186,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
       if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a counting filter, not a fixed one (kind: 'fixed' was asked for)`)
       return RedisCountingFilter.open(client, name, options)
     }
-    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout, 0, meta.feedLength ?? 0)
-    await shards.verifyShardsAgree(`open "${name}"`)
-    return RedisBloomFilter.over(shards, options)
+    return RedisBloomFilter.over(await openShardFilter(client, name, meta, { timeout }), options)
   }
 
   /**

@@ -1,10 +1,10 @@
 import { BloomError, CountingBloomFilter, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type KeyHasher } from '@bloomkit/core/store'
-import { ShardGenerations } from '../layout/shard-generations.js'
+import type { ShardGenerations } from '../layout/shard-generations.js'
+import { createShardFilter, openShardFilter } from '../layout/shard-filter.js'
 import { importSnapshot, type SnapshotSource } from '../operations/import.js'
-import { checkName, KeyNames } from '../layout/key-names.js'
-import { abandon, createMeta, readMeta, readSettledMeta, unlockMeta } from '../layout/meta-lock.js'
-import { randomEpoch, randomToken } from '../layout/meta.js'
+import { checkName } from '../layout/key-names.js'
+import { readMeta, readSettledMeta } from '../layout/meta-lock.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
 import { checkRedisOptions, checkRedisParameters, refuseFeed, sizeRedisFilter, timeoutOf, ttlMsOf, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from '../options.js'
 import { RedisCounterStore } from './redis-counter-store.js'
@@ -58,14 +58,14 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
       (o) => sizeRedisFilter(o, COUNTER_BITS),
       (o) => sizeRedisFilter(o, COUNTER_BITS, earlierSizeFilter),
     )
-    return RedisCountingFilter.createWith(redis, name, parameters, options, seeded, earlier)
+    return RedisCountingFilter.createWith(redis, name, parameters, options, { seeded, earlier })
   }
 
   /** Like {@link create}, with explicit parameters. */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
     checkOptionNames('RedisCountingFilter.fromParameters', parameters, ['parameters'])
     checkRedisOptions('RedisCountingFilter.fromParameters', options)
-    return RedisCountingFilter.createWith(redis, name, parameters, options, true)
+    return RedisCountingFilter.createWith(redis, name, parameters, options, { seeded: true })
   }
 
   private static async createWith(
@@ -73,30 +73,15 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     name: string,
     parameters: FilterParametersInput,
     options: RedisNewFilterOptions,
-    seeded: boolean,
-    earlier: readonly FilterParameters[] = [],
+    { seeded, earlier = [] }: { readonly seeded: boolean; readonly earlier?: readonly FilterParameters[] },
   ): Promise<RedisCountingFilter> {
     const client = checkClient(redis)
     checkName(name)
     const checked = checkRedisParameters(parameters, COUNTER_BITS)
     refuseFeed(options)
-    const ttlMs = ttlMsOf(options)
-    const token = randomToken()
-    const shards = new ShardGenerations(client, new KeyNames(name, checked.shards), checked, randomEpoch(), timeoutOf(options), COUNTER_BITS)
-    const what = `create "${name}"`
-    if ((await createMeta(shards, 'creating', token, what, { seeded, counting: true, earlier })) !== undefined) return RedisCountingFilter.open(client, name, options)
-    try {
-      await shards.forEachShard(async (shard) => {
-        await shards.allocateNext(shard)
-        await shards.sealNext(shard)
-        await shards.swapNext(shard, ttlMs)
-      })
-      if (ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), what)
-      await unlockMeta(shards, token, what)
-    } catch (error) {
-      await abandon(shards, token, { dropNew: true })
-      throw error
-    }
+    const spec = { client, name, parameters: checked, timeout: timeoutOf(options), ttlMs: ttlMsOf(options), seeded, earlier, counterBits: COUNTER_BITS }
+    const shards = await createShardFilter(spec)
+    if (shards === undefined) return RedisCountingFilter.open(client, name, options)
     return RedisCountingFilter.over(shards)
   }
 
@@ -113,9 +98,7 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     const timeout = timeoutOf(options)
     const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
     if (meta.counting !== true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a plain filter, not a counting one: open it with RedisBloomFilter.open`)
-    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout, COUNTER_BITS)
-    await shards.verifyShardsAgree(`open "${name}"`)
-    return RedisCountingFilter.over(shards)
+    return RedisCountingFilter.over(await openShardFilter(client, name, meta, { timeout, counterBits: COUNTER_BITS }))
   }
 
   /**

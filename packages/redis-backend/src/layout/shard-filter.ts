@@ -1,0 +1,70 @@
+// One meta hash and its shards (docs/SPEC.md 9.1 to 9.3), as the fixed and the counting filter both
+// store them: creating them (the meta as the lock, each shard allocated, sealed with its marker and
+// swapped in, then the lock released) and opening them (the shards checked against the meta). The
+// two filters differ only in their shards' width (`counterBits`) and the meta's kind.
+import type { FilterParameters } from '@bloomkit/core'
+import type { RedisClient } from '../wire/client.js'
+import { KeyNames } from './key-names.js'
+import { abandon, createMeta, unlockMeta } from './meta-lock.js'
+import { randomEpoch, randomToken, type FilterMeta } from './meta.js'
+import { ShardGenerations } from './shard-generations.js'
+
+/** What {@link createShardFilter} makes, by name. */
+export interface NewShardFilter {
+  readonly client: RedisClient
+  readonly name: string
+  /** The parameters, checked for Redis already. */
+  readonly parameters: FilterParameters
+  /** Each command's bound, in ms. */
+  readonly timeout: number
+  /** The whole filter's TTL in ms; 0 for none. */
+  readonly ttlMs: number
+  /** Whether the caller chose the seed; false takes the seed of a filter already under the name. */
+  readonly seeded: boolean
+  /** Sizes an earlier release gave the same options: a filter of one of them already there is adopted. Default: none. */
+  readonly earlier?: readonly FilterParameters[]
+  /** Bits per position: 0 for a plain filter's bits, a counting filter's counter width otherwise. Default: 0. */
+  readonly counterBits?: number
+  /** Entries each shard's feed keeps at least; 0 for no feed. Default: 0. */
+  readonly feedLength?: number
+}
+
+/**
+ * Creates the meta and the shards of a new filter, or finds one already under the name with these
+ * parameters (then returns undefined: open it; other parameters are `BLOOM_INCOMPATIBLE`). A failed
+ * create leaves nothing behind.
+ * @throws BloomError as `createMeta`, `BLOOM_STORE_UNAVAILABLE`.
+ */
+export async function createShardFilter(spec: NewShardFilter): Promise<ShardGenerations | undefined> {
+  const { client, name, parameters, timeout, ttlMs, seeded, earlier = [], counterBits = 0, feedLength = 0 } = spec
+  const token = randomToken()
+  const shards = new ShardGenerations(client, new KeyNames(name, parameters.shards), parameters, randomEpoch(), timeout, counterBits, feedLength)
+  const what = `create "${name}"`
+  if ((await createMeta(shards, 'creating', token, what, { seeded, earlier, counting: counterBits > 0 })) !== undefined) return undefined
+  try {
+    await shards.forEachShard(async (shard) => {
+      await shards.allocateNext(shard)
+      await shards.sealNext(shard)
+      await shards.swapNext(shard, ttlMs)
+    })
+    if (ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), what)
+    await unlockMeta(shards, token, what)
+  } catch (error) {
+    await abandon(shards, token, { dropNew: true })
+    throw error
+  }
+  return shards
+}
+
+/**
+ * The shards of the stored filter `meta` describes, checked against it (every shard key there with
+ * its marker, the meta's fields as the shards were made).
+ * @throws BloomError `BLOOM_DATA_LOST`, `BLOOM_CORRUPT_STORE`, `BLOOM_STORE_UNAVAILABLE`.
+ */
+export async function openShardFilter(client: RedisClient, name: string, meta: FilterMeta, { timeout, counterBits = 0 }: { readonly timeout: number; readonly counterBits?: number }): Promise<ShardGenerations> {
+  // A counting filter has no feed (its creates refuse one): its shards are never written with one.
+  const feedLength = counterBits > 0 ? 0 : (meta.feedLength ?? 0)
+  const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout, counterBits, feedLength)
+  await shards.verifyShardsAgree(`open "${name}"`)
+  return shards
+}
