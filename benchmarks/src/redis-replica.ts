@@ -3,9 +3,8 @@
 // the same run, with alternating rounds; plus what a feed costs adds, how long a replica takes to
 // load and how much memory it holds, and how far it lags behind writers in other processes.
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import type { Redis } from 'ioredis'
 import { chunks, median, ratio, sizeLabel, userKeys } from './measure.js'
-import { cpuNote, medianCost, timeCalls, type Cost } from './redis-cost.js'
+import { cpuNote, medianCost, timeCalls, type Cost, type RedisClient } from './redis-cost.js'
 import { LAG_BATCH, LAG_WRITERS, measureLag } from './redis-replica-lag.js'
 import type { Row } from './report.js'
 
@@ -13,8 +12,11 @@ import type { Row } from './report.js'
 export interface ReplicaBench {
   readonly rows: { add(row: Row): void }
   readonly progress: (what: string) => void
-  readonly redis: Redis
-  readonly port: number
+  readonly redis: RedisClient
+  /** 'standalone' or 'Cluster, 3 masters', as the suite's rows name it. */
+  readonly topology: string
+  /** Shards of the suite's filter (the Cluster's spreads over the masters); default: as create picks. */
+  readonly shards?: number
   readonly quick: boolean
   /** Keys in the filters (1M; 200k in a quick run), the suite's own. */
   readonly keys: readonly string[]
@@ -39,7 +41,6 @@ const CALLERS = 1000
 /** Bounded mode's window in the single-call rows (ms). */
 const BOUNDED_MS = 1000
 const LAG_MS = { full: 3000, quick: 1000 }
-const TOPOLOGY = 'standalone'
 
 /** Single awaited calls: calls per second over the loop, and latency percentiles (µs). */
 interface Awaited {
@@ -93,10 +94,10 @@ const absentKeys = (from: number, count: number) => userKeys(from, from + count)
 const us = (value: number) => `${value.toFixed(1)} µs`
 
 /** A filter with a feed named for this run, filled with `keys` in 100k chunks. */
-async function filledFilter(bench: ReplicaBench, label: string, capacity: number): Promise<{ name: string; filter: RedisBloomFilter }> {
-  const name = `bench:replica:${label}:${process.pid}`
+async function filledFilter(bench: ReplicaBench, label: string, capacity: number, shards?: number): Promise<{ name: string; filter: RedisBloomFilter }> {
+  const name = `bench:replica:${label}:${bench.topology}:${process.pid}`
   await RedisBloomFilter.destroy(bench.redis, name)
-  const filter = await RedisBloomFilter.create(bench.redis, name, { capacity, errorRate: ERROR_RATE, feed: true })
+  const filter = await RedisBloomFilter.create(bench.redis, name, { capacity, errorRate: ERROR_RATE, feed: true, shards })
   for (const chunk of chunks(bench.keys, CHUNK)) await filter.addMany(chunk)
   return { name, filter }
 }
@@ -112,8 +113,8 @@ async function openReplica(bench: ReplicaBench, name: string, maxStaleness?: num
  * `hasMany` of 1000 keys, one in flight, present and absent keys, through a strict replica and
  * through the server path of the same filter, the four alternating each round.
  */
-async function batchRows(bench: ReplicaBench, label: string, capacity: number): Promise<void> {
-  const { name, filter: server } = await filledFilter(bench, label, capacity)
+async function batchRows(bench: ReplicaBench, label: string, capacity: number, shards?: number): Promise<void> {
+  const { name, filter: server } = await filledFilter(bench, label, capacity, shards)
   const opened = await openReplica(bench, name)
   const replica = opened.filter
   const present = chunks(bench.keys, BATCH)
@@ -121,14 +122,14 @@ async function batchRows(bench: ReplicaBench, label: string, capacity: number): 
   const costs = new Map<string, Cost[]>()
   const record = (what: string, cost: Cost) => costs.set(what, [...(costs.get(what) ?? []), cost])
   for (let round = 0; round < bench.rounds; round++) {
-    bench.progress(`${TOPOLOGY}, replica of the ${label} filter, hasMany: round ${round + 1} of ${bench.rounds}`)
+    bench.progress(`${bench.topology}, replica of the ${label} filter, hasMany: round ${round + 1} of ${bench.rounds}`)
     for (const [who, handle] of [['replica', replica], ['server', server]] as const) {
       record(`${who} present`, await timeCalls(bench.redis, BATCH, bench.batchCalls, (i) => handle.hasMany(present[(round * bench.batchCalls + i) % present.length])))
       record(`${who} absent`, await timeCalls(bench.redis, BATCH, bench.batchCalls, (i) => handle.hasMany(absent[i % absent.length])))
     }
   }
   const status = replica.replica!
-  const task = `hasMany, 1 in flight, through a replica (${label} filter, ${TOPOLOGY})`
+  const task = `hasMany, 1 in flight, through a replica (${label} filter, ${bench.topology})`
   const shape = `${server.parameters.shards} shard(s), ${(status.bytes / 2 ** 20).toFixed(1)} MiB of bits held, loaded in ${opened.loadMs.toFixed(0)} ms`
   for (const keys of ['present', 'absent'] as const) {
     const ours = medianCost(costs.get(`replica ${keys}`)!)
@@ -161,7 +162,7 @@ async function singleRows(bench: ReplicaBench, name: string, server: RedisBloomF
   const concurrent = new Map<string, Cost[]>()
   const recordConcurrent = (what: string, cost: Cost) => concurrent.set(what, [...(concurrent.get(what) ?? []), cost])
   for (let round = 0; round < bench.rounds; round++) {
-    bench.progress(`${TOPOLOGY}, replica, single calls: round ${round + 1} of ${bench.rounds}`)
+    bench.progress(`${bench.topology}, replica, single calls: round ${round + 1} of ${bench.rounds}`)
     record('ping', await awaitedCalls(roundTrip, () => bench.redis.ping()))
     record('replica present', await awaitedCalls(local, (i) => strict.has(keys[i % keys.length]).then(isPresent)))
     record('replica absent', await awaitedCalls(roundTrip, (i) => strict.has(absent[i])))
@@ -179,7 +180,7 @@ async function singleRows(bench: ReplicaBench, name: string, server: RedisBloomF
   const ping = result('ping')
   const serverPresent = result('server present')
   const serverAbsent = result('server absent')
-  const task = `has, one awaited call at a time, through a replica (${sizeLabel(keys.length)} filter, ${TOPOLOGY})`
+  const task = `has, one awaited call at a time, through a replica (${sizeLabel(keys.length)} filter, ${bench.topology})`
   const latency = (r: Awaited) => `p50 ${us(r.p50Us)}, p99 ${us(r.p99Us)}`
   const against = `one round trip (awaited PING) p50 ${us(ping.p50Us)}; the server path's has ${latency(serverPresent)} present, ${latency(serverAbsent)} absent`
   const rows: Array<[string, Awaited, string]> = [
@@ -195,7 +196,7 @@ async function singleRows(bench: ReplicaBench, name: string, server: RedisBloomF
     const ours = medianCost(concurrent.get(`replica ${keysKind}`)!)
     bench.rows.add({
       suite: 'redis',
-      task: `has, single calls from ${CALLERS} concurrent callers, through a replica (${sizeLabel(keys.length)} filter, ${TOPOLOGY})`,
+      task: `has, single calls from ${CALLERS} concurrent callers, through a replica (${sizeLabel(keys.length)} filter, ${bench.topology})`,
       subject: `bloomkit replica, strict, ${keysKind} keys`,
       batch: 1,
       opsPerSecond: ours.opsPerSecond,
@@ -225,7 +226,7 @@ async function addRows(bench: ReplicaBench, name: string, halfFull: RedisBloomFi
   const costs = new Map<string, Cost[]>()
   const record = (what: string, cost: Cost) => costs.set(what, [...(costs.get(what) ?? []), cost])
   for (let round = 0; round < bench.rounds; round++) {
-    bench.progress(`${TOPOLOGY}, replica, adds: round ${round + 1} of ${bench.rounds}`)
+    bench.progress(`${bench.topology}, replica, adds: round ${round + 1} of ${bench.rounds}`)
     for (const [what, handle] of [['feed', withFeed], ['no feed', withoutFeed], ['replica', replica], ['server', halfFull]] as const) {
       const batches = newBatches()
       record(what, await timeCalls(bench.redis, BATCH, bench.batchCalls, (i) => handle.addMany(batches[i])))
@@ -235,7 +236,7 @@ async function addRows(bench: ReplicaBench, name: string, halfFull: RedisBloomFi
   const [feed, noFeed, viaReplica, viaServer] = [cost('feed'), cost('no feed'), cost('replica'), cost('server')]
   bench.rows.add({
     suite: 'redis',
-    task: `addMany of new keys, 1 in flight, filter with a feed (${sizeLabel(capacity)} filter, ${TOPOLOGY})`,
+    task: `addMany of new keys, 1 in flight, filter with a feed (${sizeLabel(capacity)} filter, ${bench.topology})`,
     subject: 'bloomkit, feed: true',
     batch: BATCH,
     opsPerSecond: feed.opsPerSecond,
@@ -243,7 +244,7 @@ async function addRows(bench: ReplicaBench, name: string, halfFull: RedisBloomFi
   })
   bench.rows.add({
     suite: 'redis',
-    task: `addMany of new keys, 1 in flight, through a replica (${sizeLabel(capacity)} filter, half its bits set, ${TOPOLOGY})`,
+    task: `addMany of new keys, 1 in flight, through a replica (${sizeLabel(capacity)} filter, half its bits set, ${bench.topology})`,
     subject: 'bloomkit replica',
     batch: BATCH,
     opsPerSecond: viaReplica.opsPerSecond,
@@ -255,7 +256,7 @@ async function addRows(bench: ReplicaBench, name: string, halfFull: RedisBloomFi
 
 /** Load time and memory of a replica of a filter sized for 10M keys. */
 async function loadRows(bench: ReplicaBench): Promise<void> {
-  bench.progress(`${TOPOLOGY}, replica, load of a ${sizeLabel(LOAD_CAPACITY)} filter`)
+  bench.progress(`${bench.topology}, replica, load of a ${sizeLabel(LOAD_CAPACITY)} filter`)
   const { name, filter } = await filledFilter(bench, 'load', LOAD_CAPACITY)
   const loads: number[] = []
   const opens: number[] = []
@@ -277,7 +278,7 @@ async function loadRows(bench: ReplicaBench): Promise<void> {
   const loadMs = median(loads)
   bench.rows.add({
     suite: 'redis',
-    task: `open with a replica: load (filter sized for ${sizeLabel(LOAD_CAPACITY)} keys, ${(bytes / 2 ** 20).toFixed(1)} MiB of bits, holding ${sizeLabel(bench.keys.length)}, ${TOPOLOGY})`,
+    task: `open with a replica: load (filter sized for ${sizeLabel(LOAD_CAPACITY)} keys, ${(bytes / 2 ** 20).toFixed(1)} MiB of bits, holding ${sizeLabel(bench.keys.length)}, ${bench.topology})`,
     subject: 'bloomkit replica',
     batch: 1,
     opsPerSecond: 1000 / loadMs,
@@ -288,9 +289,9 @@ async function loadRows(bench: ReplicaBench): Promise<void> {
 
 /**
  * The replica rows, on the suite's standalone server: batches, single and concurrent calls, adds,
- * load and memory, and lag behind {@link LAG_WRITERS} writer processes.
+ * load and memory, and lag behind {@link LAG_WRITERS} writer processes (which connect to `port`).
  */
-export async function measureReplica(bench: ReplicaBench): Promise<void> {
+export async function measureReplica(bench: ReplicaBench, { port }: { port: number }): Promise<void> {
   const { name, filter } = await filledFilter(bench, 'main', bench.keys.length)
   await batchRows(bench, `${sizeLabel(bench.keys.length)}`, bench.keys.length)
   const large = bench.quick ? LARGE_CAPACITY.quick : LARGE_CAPACITY.full
@@ -298,11 +299,11 @@ export async function measureReplica(bench: ReplicaBench): Promise<void> {
   await singleRows(bench, name, filter)
   await addRows(bench, name, filter)
   await loadRows(bench)
-  bench.progress(`${TOPOLOGY}, replica lag behind ${LAG_WRITERS} writer processes`)
-  const lag = await measureLag(bench.redis, bench.port, name, bench.quick ? LAG_MS.quick : LAG_MS.full)
+  bench.progress(`${bench.topology}, replica lag behind ${LAG_WRITERS} writer processes`)
+  const lag = await measureLag(bench.redis, port, name, bench.quick ? LAG_MS.quick : LAG_MS.full)
   bench.rows.add({
     suite: 'redis',
-    task: `replica lag while ${LAG_WRITERS} processes add (${sizeLabel(bench.keys.length)} filter, ${TOPOLOGY})`,
+    task: `replica lag while ${LAG_WRITERS} processes add (${sizeLabel(bench.keys.length)} filter, ${bench.topology})`,
     subject: 'bloomkit replica, follower (XREAD BLOCK), bounded reads',
     batch: LAG_BATCH,
     opsPerSecond: lag.keysPerSecond,
@@ -311,4 +312,13 @@ export async function measureReplica(bench: ReplicaBench): Promise<void> {
       `per key added: server ${lag.serverUs.toFixed(2)} µs, writers ${lag.writersUs.toFixed(2)} µs, the replica's process ${lag.replicaUs.toFixed(2)} µs`,
   })
   await filter.destroy()
+}
+
+/**
+ * The replica's `hasMany` rows on a Cluster, on the suite's filter spread over the masters: a
+ * catch-up there is one script per touched shard (and the follower polls), so it differs from
+ * standalone.
+ */
+export async function measureReplicaBatches(bench: ReplicaBench): Promise<void> {
+  await batchRows(bench, `${sizeLabel(bench.keys.length)}`, bench.keys.length, bench.shards)
 }

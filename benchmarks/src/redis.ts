@@ -9,7 +9,7 @@ import { loadavg } from 'node:os'
 import { chunks, cycle, median, medianOpsPerSecond, ratio, sizeLabel, userKeys, xorshift32, type SuiteOptions } from './measure.js'
 import type { Report, Row } from './report.js'
 import { cpuNote, medianCost, serverCpuSeconds, timeCalls, type Cost, type RedisClient } from './redis-cost.js'
-import { measureReplica } from './redis-replica.js'
+import { measureReplica, measureReplicaBatches } from './redis-replica.js'
 
 /** Says how far the suite got (set by runRedisBenchmarks). */
 let progress: (what: string) => void = () => {}
@@ -466,8 +466,8 @@ export async function runRedisBenchmarks(report: Report, { quick }: SuiteOptions
   const scale = quick ? QUICK : FULL
   ;({ keys: KEYS, rounds: ROUNDS, batchCalls: BATCH_CALLS, callsPerCaller: CALLS_PER_CALLER } = scale)
   let step = 0
-  // Steps: 5 a round and 4 more in the rows of redis.ts, 3 a round and 4 more in the replica's.
-  progress = (what) => report.progress(step++, 8 * ROUNDS + 8, what)
+  // Steps: 5 a round and 4 more in the rows of redis.ts, 4 a round and 4 more in the replica's.
+  progress = (what) => report.progress(step++, 9 * ROUNDS + 8, what)
   report.describeChart({
     id: 'redis',
     title: 'Redis: keys per second',
@@ -477,12 +477,13 @@ export async function runRedisBenchmarks(report: Report, { quick }: SuiteOptions
   const realistic: Row[] = []
   const chunked: Row[] = []
   const into = (rows: Row[]): Rows => ({ add: (row) => rows.push(row) })
+  const replicaScale = { progress, quick, keys, rounds: ROUNDS, batchCalls: BATCH_CALLS, callsPerCaller: CALLS_PER_CALLER }
   const server = await startRedisServer()
   try {
     const redis = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1, connectTimeout: 2000 })
     try {
       await measureRealistic(into(realistic), redis, 'standalone', undefined, keys)
-      await measureReplica({ rows: into(realistic), progress, redis, port: server.port, quick, keys, rounds: ROUNDS, batchCalls: BATCH_CALLS, callsPerCaller: CALLS_PER_CALLER })
+      await measureReplica({ ...replicaScale, rows: into(realistic), redis, topology: 'standalone' }, { port: server.port })
       await measure(into(chunked), redis, 'standalone', undefined, keys)
     } finally {
       redis.disconnect()
@@ -495,6 +496,7 @@ export async function runRedisBenchmarks(report: Report, { quick }: SuiteOptions
     const client = new Cluster([...cluster.nodes], { redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2000 }, enableOfflineQueue: true })
     try {
       await measureRealistic(into(realistic), client, 'Cluster, 3 masters', CLUSTER_SHARDS, keys)
+      await measureReplicaBatches({ ...replicaScale, rows: into(realistic), redis: client, topology: 'Cluster, 3 masters', shards: CLUSTER_SHARDS })
       await measure(into(chunked), client, 'Cluster, 3 masters', CLUSTER_SHARDS, keys)
     } finally {
       client.disconnect()
