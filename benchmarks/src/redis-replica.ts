@@ -4,7 +4,7 @@
 // load and how much memory it holds, and how far it lags behind writers in other processes.
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { chunks, median, ratio, sizeLabel, userKeys } from './measure.js'
-import { cpuNote, medianCost, timeCalls, type Cost, type RedisClient } from './redis-cost.js'
+import { cpuNote, medianCost, serverCpuSeconds, timeCalls, type Cost, type RedisClient } from './redis-cost.js'
 import { LAG_BATCH, LAG_WRITERS, measureLag } from './redis-replica-lag.js'
 import type { Row } from './report.js'
 
@@ -42,21 +42,27 @@ const CALLERS = 1000
 const BOUNDED_MS = 1000
 const LAG_MS = { full: 3000, quick: 1000 }
 
-/** Single awaited calls: calls per second over the loop, and latency percentiles (µs). */
-interface Awaited {
+/** Single awaited calls: calls per second over the loop, latency percentiles (µs), client and server CPU per call (µs). */
+interface AwaitedCalls {
   readonly callsPerSecond: number
   readonly p50Us: number
   readonly p99Us: number
+  readonly clientUs: number
+  readonly serverUs: number
 }
 
 /**
  * `calls` calls of `body`, each awaited before the next: once untimed (calls per second over the
  * loop, with no clock read between calls) and once timing each call (latency percentiles).
  */
-async function awaitedCalls(calls: number, body: (i: number) => Promise<unknown>): Promise<Awaited> {
+async function awaitedCalls(redis: RedisClient, calls: number, body: (i: number) => Promise<unknown>): Promise<AwaitedCalls> {
+  const server = await serverCpuSeconds(redis)
+  const client = process.cpuUsage()
   const start = performance.now()
   for (let i = 0; i < calls; i++) await body(i)
   const elapsed = performance.now() - start
+  const used = process.cpuUsage(client)
+  const serverUs = (((await serverCpuSeconds(redis)) - server) * 1e6) / calls
   const latencies = new Float64Array(calls)
   for (let i = 0; i < calls; i++) {
     const before = performance.now()
@@ -64,7 +70,8 @@ async function awaitedCalls(calls: number, body: (i: number) => Promise<unknown>
     latencies[i] = performance.now() - before
   }
   latencies.sort()
-  return { callsPerSecond: calls / (elapsed / 1000), p50Us: latencies[Math.floor(calls / 2)] * 1000, p99Us: latencies[Math.floor(calls * 0.99)] * 1000 }
+  const p50Us = latencies[Math.floor(calls / 2)] * 1000
+  return { callsPerSecond: calls / (elapsed / 1000), p50Us, p99Us: latencies[Math.floor(calls * 0.99)] * 1000, clientUs: (used.user + used.system) / calls, serverUs }
 }
 
 const missing = () => new Error('redis replica: has answered false for a key that was added')
@@ -157,39 +164,40 @@ async function singleRows(bench: ReplicaBench, name: string, server: RedisBloomF
   const roundTrip = SINGLE.roundTrip / scale
   const keys = bench.keys
   const absent = absentKeys(0, local)
-  const found = new Map<string, Awaited[]>()
-  const record = (what: string, result: Awaited) => found.set(what, [...(found.get(what) ?? []), result])
+  const found = new Map<string, AwaitedCalls[]>()
+  const record = (what: string, result: AwaitedCalls) => found.set(what, [...(found.get(what) ?? []), result])
   const concurrent = new Map<string, Cost[]>()
   const recordConcurrent = (what: string, cost: Cost) => concurrent.set(what, [...(concurrent.get(what) ?? []), cost])
   for (let round = 0; round < bench.rounds; round++) {
     bench.progress(`${bench.topology}, replica, single calls: round ${round + 1} of ${bench.rounds}`)
-    record('ping', await awaitedCalls(roundTrip, () => bench.redis.ping()))
-    record('replica present', await awaitedCalls(local, (i) => strict.has(keys[i % keys.length]).then(isPresent)))
-    record('replica absent', await awaitedCalls(roundTrip, (i) => strict.has(absent[i])))
-    record('bounded absent', await awaitedCalls(local, (i) => bounded.has(absent[i])))
-    record('server present', await awaitedCalls(roundTrip, (i) => server.has(keys[i % keys.length]).then(isPresent)))
-    record('server absent', await awaitedCalls(roundTrip, (i) => server.has(absent[i])))
+    record('ping', await awaitedCalls(bench.redis, roundTrip, () => bench.redis.ping()))
+    record('replica present', await awaitedCalls(bench.redis, local, (i) => strict.has(keys[i % keys.length]).then(isPresent)))
+    record('replica absent', await awaitedCalls(bench.redis, roundTrip, (i) => strict.has(absent[i])))
+    record('bounded absent', await awaitedCalls(bench.redis, local, (i) => bounded.has(absent[i])))
+    record('server present', await awaitedCalls(bench.redis, roundTrip, (i) => server.has(keys[i % keys.length]).then(isPresent)))
+    record('server absent', await awaitedCalls(bench.redis, roundTrip, (i) => server.has(absent[i])))
     recordConcurrent('replica present', await concurrentCalls(bench, strict, keys, { present: true, callsPerCaller: local / CALLERS }))
     recordConcurrent('replica absent', await concurrentCalls(bench, strict, absent, { present: false, callsPerCaller: bench.callsPerCaller }))
     recordConcurrent('server present', await concurrentCalls(bench, server, keys, { present: true, callsPerCaller: bench.callsPerCaller }))
   }
   const result = (what: string) => {
     const all = found.get(what)!
-    return { callsPerSecond: median(all.map((r) => r.callsPerSecond)), p50Us: median(all.map((r) => r.p50Us)), p99Us: median(all.map((r) => r.p99Us)) }
+    const of = (field: keyof AwaitedCalls) => median(all.map((r) => r[field]))
+    return { callsPerSecond: of('callsPerSecond'), p50Us: of('p50Us'), p99Us: of('p99Us'), clientUs: of('clientUs'), serverUs: of('serverUs') }
   }
   const ping = result('ping')
   const serverPresent = result('server present')
   const serverAbsent = result('server absent')
   const task = `has, one awaited call at a time, through a replica (${sizeLabel(keys.length)} filter, ${bench.topology})`
-  const latency = (r: Awaited) => `p50 ${us(r.p50Us)}, p99 ${us(r.p99Us)}`
+  const latency = (r: AwaitedCalls) => `p50 ${us(r.p50Us)}, p99 ${us(r.p99Us)}`
   const against = `one round trip (awaited PING) p50 ${us(ping.p50Us)}; the server path's has ${latency(serverPresent)} present, ${latency(serverAbsent)} absent`
-  const rows: Array<[string, Awaited, string]> = [
+  const rows: Array<[string, AwaitedCalls, string]> = [
     ['bloomkit replica, strict, present keys', result('replica present'), 'target p50 ≤ 5 µs'],
     ['bloomkit replica, strict, absent keys', result('replica absent'), `target p50 ≤ one round trip; ${against}`],
     [`bloomkit replica, bounded (maxStaleness ${BOUNDED_MS} ms), absent keys`, result('bounded absent'), 'target ≥ 5 M calls/s (answered from its bits while its last catch-up began within the bound)'],
   ]
   for (const [subject, r, target] of rows) {
-    bench.rows.add({ suite: 'redis', task, subject, batch: 1, opsPerSecond: r.callsPerSecond, notes: `${latency(r)}; ${ratio(r.callsPerSecond, serverPresent.callsPerSecond)} the server path's present has; ${target}` })
+    bench.rows.add({ suite: 'redis', task, subject, batch: 1, opsPerSecond: r.callsPerSecond, notes: `${latency(r)}; ${ratio(r.callsPerSecond, serverPresent.callsPerSecond)} the server path's present has; ${target}; client ${r.clientUs.toFixed(2)} µs/call, server ${r.serverUs.toFixed(2)} µs/call` })
   }
   const today = medianCost(concurrent.get('server present')!)
   for (const keysKind of ['present', 'absent'] as const) {
@@ -260,13 +268,20 @@ async function loadRows(bench: ReplicaBench): Promise<void> {
   const { name, filter } = await filledFilter(bench, 'load', LOAD_CAPACITY)
   const loads: number[] = []
   const opens: number[] = []
+  const clientMs: number[] = []
+  const serverMs: number[] = []
   let memory = ''
   for (let i = 0; i < (bench.quick ? LOADS.quick : LOADS.full); i++) {
     const start = performance.now()
     await (await RedisBloomFilter.open(bench.redis, name, { kind: 'fixed' })).close()
     opens.push(performance.now() - start)
+    const server = await serverCpuSeconds(bench.redis)
+    const client = process.cpuUsage()
     const opened = await openReplica(bench, name)
     loads.push(opened.loadMs)
+    const used = process.cpuUsage(client)
+    clientMs.push((used.user + used.system) / 1000)
+    serverMs.push(((await serverCpuSeconds(bench.redis)) - server) * 1000)
     if (i === 0) {
       const { bytes, shards } = opened.filter.replica!
       const bits = filter.parameters.bits / 8
@@ -282,7 +297,7 @@ async function loadRows(bench: ReplicaBench): Promise<void> {
     subject: 'bloomkit replica',
     batch: 1,
     opsPerSecond: 1000 / loadMs,
-    notes: `median load ${loadMs.toFixed(0)} ms over ${loads.length} opens (${((bytes / 2 ** 20) / (loadMs / 1000)).toFixed(0)} MiB/s; open without a replica ${median(opens).toFixed(1)} ms), target ≤ 200 ms; ops/s = opens/s; ${memory}`,
+    notes: `median load ${loadMs.toFixed(0)} ms over ${loads.length} opens (${((bytes / 2 ** 20) / (loadMs / 1000)).toFixed(0)} MiB/s; open without a replica ${median(opens).toFixed(1)} ms), target ≤ 200 ms; ops/s = opens/s; CPU per load: client ${median(clientMs).toFixed(0)} ms, server ${median(serverMs).toFixed(0)} ms; ${memory}`,
   })
   await filter.destroy()
 }
