@@ -17,10 +17,15 @@ const blocks = tsBlocks(new URL('../README.md', import.meta.url))
 
 afterAll(() => rm(workDir, { recursive: true, force: true }))
 
-/** The documented addresses become a throwaway server's; PGlite starts from the data folder the global setup initialised (initdb takes ~10 s here). */
+/**
+ * The documented addresses become a throwaway server's; PGlite starts from the data folder the
+ * global setup initialised (initdb takes ~10 s here); the root README's page fetches the snapshot
+ * its server example exported (pasted into one module, the page gets the bytes as they are).
+ */
 function onTestServices(code: string, address: { host: string; port: number }): string {
   return code
     .replace(/\{ host: 'localhost', port: 6379/g, `{ host: '${address.host}', port: ${address.port}`)
+    .replace("await fetch('/names.blmk')", 'new Response(namesSnapshot)')
     .replace('new PGlite()', `new PGlite({ loadDataDir: new Blob([__readFileSync(${JSON.stringify(inject('pgliteDataDir'))})]) })`)
 }
 
@@ -72,7 +77,7 @@ function pasted(codes: readonly string[]): { module: string; declared: string[] 
 }
 
 test('the quick starts of every README, pasted one after another into one module, use distinct names, run, and exit by themselves', async () => {
-  expect(firstSteps.length).toBe(4 + 4 + blocks.length)
+  expect(firstSteps.length).toBe(6 + 4 + blocks.length)
   expect(firstSteps.every((block) => block !== undefined && block.length > 0)).toBe(true)
   const { module, declared } = pasted(firstSteps)
   const repeated = declared.filter((name, i) => declared.indexOf(name) !== i)

@@ -10,7 +10,7 @@ readmeSnippetTests(
     // The root README's browser path: the page fetches what the server example exported.
     rewrite: (code) =>
       code
-        .replace('const snapshot = names.export()', 'const snapshot = names.export(); (globalThis as { served?: Uint8Array }).served = snapshot')
+        .replace('const namesSnapshot = names.export()', 'const namesSnapshot = names.export(); (globalThis as { served?: Uint8Array }).served = namesSnapshot')
         .replace("await fetch('/names.blmk')", 'new Response((globalThis as { served?: Uint8Array }).served)'),
     workDir: new URL('../.readme-snippets/', import.meta.url),
   },
