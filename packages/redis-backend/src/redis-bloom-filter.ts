@@ -261,6 +261,12 @@ export class RedisBloomFilter extends BloomFilter<false> {
     return this.replicaOf?.status()
   }
 
+  /** @internal For a layered filter's layers (replica/layer-replicas.ts): its replica, if opened with one. */
+  replicaForLayer(): Replica | undefined {
+    this.checkOpen()
+    return this.replicaOf
+  }
+
   // With a replica, checks and adds go through it; without, through the store (core's defaults).
   protected override _hasHashed(a: number, b: number): Promise<boolean> {
     return this.replicaOf === undefined ? super._hasHashed(a, b) : this.replicaOf.has(a, b)

@@ -5,7 +5,6 @@ import { checkName, layerName, metaKey } from '../layout/key-names.js'
 import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
 import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from '../layout/meta.js'
-import { refuseLayeredReplica } from '../replica/replica-options.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
 import { checkRedisOptions, DEFAULT_SHARD_BITS, feedLengthOf, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from '../options.js'
 import { RedisBloomFilter } from '../redis-bloom-filter.js'
@@ -60,7 +59,6 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    */
   static async create(redis: RedisClient, name: string, options: LayeredRedisOptions): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.create', options)
-    refuseLayeredReplica(options)
     optionChecks.checkCreateKind(options, 'layered')
     const client = checkClient(redis)
     checkName(name)
@@ -89,7 +87,6 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    */
   static async open(redis: RedisClient, name: string, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.open', options)
-    refuseLayeredReplica(options)
     const client = checkClient(redis)
     checkName(name)
     const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeoutOf(options), `open "${name}"`))
@@ -117,7 +114,6 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    */
   static async import(redis: RedisClient, name: string, snapshot: Uint8Array, options: LayeredRedisOpenOptions & RedisFeedOptions = {}): Promise<LayeredRedisFilter> {
     checkRedisOptions('LayeredRedisFilter.import', options)
-    refuseLayeredReplica(options)
     const client = checkClient(redis)
     checkName(name)
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
@@ -128,7 +124,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     // With feed: true, every layer gets a feed and the meta format 2 (docs/SPEC.md 9.12).
     const feedLength = feedLengthOf(options)
     for (const [i, layer] of layers.entries()) {
-      await RedisBloomFilter.import(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...options, ttl: undefined, kind: 'fixed' })
+      await RedisBloomFilter.import(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...options, replica: undefined, ttl: undefined, kind: 'fixed' })
     }
     const counts = entries.flatMap((entry, i) => [`count:${entry.id}`, String(layers[i].count), `ready:${entry.id}`, '1'])
     await callRedis(

@@ -9,6 +9,7 @@ import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFeedOptions, type RedisFilterO
 import { isCluster, type RedisClient } from '../wire/client.js'
 import { RedisBloomFilter } from '../redis-bloom-filter.js'
 import { runScript } from '../wire/script.js'
+import { probeReplicas, replicatedLayers } from '../replica/layer-replicas.js'
 
 const { layerParameters, maxWindow } = layerPolicies
 
@@ -64,6 +65,8 @@ export class RedisLayers implements LayerStorage<false> {
   readonly feedLength: number
   /** Options of each layer's fixed filter: the store's, and the layered meta's feed. */
   private readonly layerOptions: RedisFilterOptions & RedisFeedOptions
+  /** Opened with `replica`: every layer answers through its own (replica/layer-replicas.ts). */
+  private readonly replicated: boolean
 
   constructor(
     readonly client: RedisClient,
@@ -81,6 +84,7 @@ export class RedisLayers implements LayerStorage<false> {
     this.feedLength = layeredFeedLength(name, opened)
     const { feed: _feed, feedLength: _length, ...layerOptions } = options as RedisFeedOptions & RedisFilterOptions
     this.layerOptions = this.feedLength > 0 ? { ...layerOptions, feed: true, feedLength: this.feedLength } : layerOptions
+    this.replicated = replicatedLayers(name, options, this.feedLength)
   }
 
   /** A Redis call with the filter's timeout, its errors as BloomErrors naming `what`. */
@@ -224,6 +228,11 @@ export class RedisLayers implements LayerStorage<false> {
    * beside) the probes. Layers that were gone are returned with their error, for the caller to judge.
    */
   private async probe(layers: readonly RedisLayer[], pairs: Uint32Array, size: number, found: Uint8Array): Promise<{ version: string | null; lost: LostLayer[] }> {
+    if (this.replicated) {
+      // Keys every replica shows present need no round trip; else the version, read after the call began.
+      const { lost, allFound } = await probeReplicas(layers, pairs, size, found, isLayerGone)
+      return { version: allFound && lost.length === 0 ? this.version : await this.call(this.client.hget(this.meta, 'version'), 'check'), lost }
+    }
     const lost: LostLayer[] = []
     const or = (out: Uint8Array) => {
       for (let i = 0; i < size; i++) found[i] |= out[i]

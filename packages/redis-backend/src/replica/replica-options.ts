@@ -63,12 +63,3 @@ export function checkReplicaBytes(name: string, bytes: number, settings: Replica
     `replica.maxBytes: a replica of filter "${name}" takes ${bytes} bytes (its bits), over maxBytes ${settings.maxBytes}; raise maxBytes, or open it without replica (every call then asks Redis)`,
   )
 }
-
-/**
- * Refuses `replica` for a layered filter, whose layers have no feed yet.
- * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `replica`.
- */
-export function refuseLayeredReplica(options: { readonly replica?: unknown }): void {
-  if (replicaSettingsOf(options.replica) === undefined) return
-  throw new BloomError('BLOOM_INVALID_PARAMETER', 'replica: a layered filter (growth or window) has no replica yet; leave replica out')
-}

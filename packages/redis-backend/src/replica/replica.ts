@@ -173,6 +173,50 @@ export class Replica implements ReplicaHost {
     return results
   }
 
+  /**
+   * {@link hasMany} for keys already hashed (`pairs`: a and b of key i at 2i, 2i + 1), as a layered
+   * filter's layers share its pairs: found[i] = 1 where key i may be present, with the same rules
+   * (present at once, absent after a barrier or within the bound, shards not loaded asked of Redis).
+   * Keys with skip[i] = 1 are not asked (found[i] stays 0).
+   */
+  async testPairs(pairs: Uint32Array, size: number, skip?: Uint8Array): Promise<Uint8Array> {
+    const found = new Uint8Array(size)
+    const results = new Array<boolean>(size)
+    const { probe, ready, verifiedAt } = this.shards
+    const now = this.maxStaleness > 0 ? performance.now() : 0
+    let waiting: number[] | undefined
+    let wanted: Uint8Array | undefined
+    let server: number[] | undefined
+    for (let i = 0; i < size; i++) {
+      if (skip !== undefined && skip[i] === 1) continue
+      const a = pairs[2 * i] | 0
+      const b = pairs[2 * i + 1] | 0
+      const shard = shardOf(a, b, this.shardCount)
+      if (ready[shard] === 0) (server ??= []).push(i)
+      else if (probe.has(a, b)) found[i] = 1
+      else if (this.maxStaleness > 0 && now - verifiedAt[shard] <= this.maxStaleness) continue
+      else {
+        ;(waiting ??= []).push(i)
+        ;(wanted ??= new Uint8Array(this.shardCount))[shard] = 1
+      }
+    }
+    if (waiting !== undefined) {
+      const after = await this.barrierFor(wanted!, waiting, pairs, results)
+      for (const i of waiting) if (results[i] === true) found[i] = 1
+      if (after.length > 0) (server ??= []).push(...after)
+    }
+    if (server !== undefined) {
+      const answers = await this.server(pairs, server)
+      for (let j = 0; j < server.length; j++) found[server[j]] = answers[j]
+    }
+    return found
+  }
+
+  /** Whether the bits held show the key hashed to `a`, `b` present (no I/O; false for a shard not loaded). */
+  showsPresent(a: number, b: number): boolean {
+    return this.shards.ready[shardOf(a, b, this.shardCount)] === 1 && this.shards.probe.has(a, b)
+  }
+
   /** Waits for a barrier over `wanted` and answers `waiting` from the bits; resolves to the keys to ask Redis about. */
   private barrierFor(wanted: Uint8Array, waiting: number[], pairs: Uint32Array, results: boolean[]): Promise<number[]> {
     return new Promise((resolve, reject) => {

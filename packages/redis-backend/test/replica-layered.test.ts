@@ -1,0 +1,68 @@
+// A replica of a layered filter (issue 35 item 5, docs/SPEC.md 9.13): every layer is a fixed
+// filter with a feed, held in this process by its own replica. Keys added by another process,
+// in layers it listed meanwhile, read present to a strict check begun after their adds; the
+// answers are the server's; keys the layers show present cost no command at all.
+import { afterAll, expect, test, vi } from 'vitest'
+import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { clusterClient, errorOf, standaloneClient, uniqueName } from './support/clients.js'
+
+const redis = standaloneClient()
+const cluster = clusterClient()
+afterAll(async () => {
+  await Promise.all([redis.quit(), cluster.quit()])
+})
+
+const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
+
+test.each([
+  ['standalone', redis],
+  ['Cluster', cluster],
+] as const)('a replica of a scalable filter answers as the server, through layers listed after it opened (%s)', async (_, client) => {
+  const name = uniqueName('replica-layered')
+  const direct = await RedisBloomFilter.create(client, name, { capacity: 200, errorRate: 0.01, growth: 2, feed: true, seed: 3 })
+  await direct.addMany(range('before', 0, 300))
+  const replica = await RedisBloomFilter.open(client, name, { kind: 'layered', replica: true })
+  const absent = range('never', 0, 2000)
+  for (let round = 0; round < 5; round++) {
+    // Each round grows the filter by new layers the replica has not opened yet.
+    const keys = range(`r${round}`, 0, 150 * 2 ** round)
+    await direct.addMany(keys)
+    expect((await replica.hasMany(keys)).every(Boolean), `round ${round}, batch`).toBe(true)
+    const singles = keys.slice(-20)
+    expect((await Promise.all(singles.map((key) => replica.has(key)))).every(Boolean), `round ${round}, single calls`).toBe(true)
+    expect(await replica.hasMany(absent)).toEqual(await direct.hasMany(absent))
+  }
+  expect((await replica.layers()).length).toBe((await direct.layers()).length)
+  expect((await replica.layers()).length).toBeGreaterThan(4)
+  // Adds through it reach the server; the other instance sees them.
+  expect((await replica.addMany(range('mine', 0, 100))).every(Boolean)).toBe(true)
+  expect((await direct.hasMany(range('mine', 0, 100))).every(Boolean)).toBe(true)
+  await replica.close()
+  await direct.destroy()
+})
+
+test('keys every layer replica shows present are answered with no command (standalone)', async () => {
+  const name = uniqueName('replica-layered-local')
+  const direct = await RedisBloomFilter.create(redis, name, { capacity: 200, errorRate: 0.01, growth: 2, feed: true })
+  const keys = range('k', 0, 1000)
+  await direct.addMany(keys)
+  const replica = await RedisBloomFilter.open(redis, name, { replica: true })
+  expect((await replica.hasMany(keys)).every(Boolean)).toBe(true)
+  const spy = vi.spyOn(redis, 'sendCommand')
+  expect((await replica.hasMany(keys)).every(Boolean)).toBe(true)
+  expect(await replica.has('k:7')).toBe(true)
+  const sent = spy.mock.calls.length
+  spy.mockRestore()
+  expect(sent).toBe(0)
+  await replica.close()
+  await direct.destroy()
+})
+
+test('a layered filter without feeds refuses a replica with BLOOM_INCOMPATIBLE, naming the way out', async () => {
+  const name = uniqueName('replica-layered-plain')
+  const plain = await RedisBloomFilter.create(redis, name, { capacity: 200, errorRate: 0.01, growth: 2 })
+  const error = await errorOf(RedisBloomFilter.open(redis, name, { replica: true }))
+  expect(error.code).toBe('BLOOM_INCOMPATIBLE')
+  expect(error.message).toMatch(/feed: true/)
+  await plain.destroy()
+})
