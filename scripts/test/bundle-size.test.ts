@@ -9,7 +9,7 @@ import { afterAll, expect, test } from 'vitest'
 /**
  * What a browser app pays for core + the memory backend: an esbuild bundle (ESM, minified, chunks
  * split as apps ship them) of `MemoryBloomFilter`, gzipped. Its WebAssembly (core's own XXH32,
- * 684 bytes, base64 in the bundle) is part of it: there is no chunk to load later.
+ * 786 bytes, base64 in the bundle) is part of it: there is no chunk to load later.
  *
  * The budget issue 16 asked for is 6 KB. History: ~10.7 KB once layered filters joined this
  * entry, 11,313 B with counting's shared snapshot checks (issue 24), 12,375 B with issue 25's
@@ -23,10 +23,12 @@ import { afterAll, expect, test } from 'vitest'
  * shorter messages (same codes, parameters and ranges), 11,599 B; errorRate() without re-checking the
  * filter's own parameters, 11,507 B. Checking every option's type and range at the entry, null and
  * inherited options included, and refusing detached Uint8Array keys (issue 33 items 13, 14, 17:
- * option-values.ts and the table of checks in option-names.ts, ~2 KB minified): 12,495 B. The budget
+ * option-values.ts and the table of checks in option-names.ts, ~2 KB minified): 12,495 B. Batches
+ * hashed in one pass (issue 36 item 3: KeyHasher.hashMany, the .wat's `many` export, 684 → 786
+ * bytes, and the default addMany/hasMany hashing an array a run at a time): 13,091 B. The budget
  * is that + ~2 %.
  */
-const BUDGET = 12_750
+const BUDGET = 13_350
 /** How far the root README's stated size ("~X KB gzip") may be from the measurement, in KB. */
 const README_TOLERANCE = 0.2
 const work = mkdtempSync(join(tmpdir(), 'bloomkit-size-'))

@@ -1,6 +1,5 @@
 import type { BitStore, Outcome } from './bit-store.js'
 import { shardRanges } from './format/chunks.js'
-import { crc32 } from './format/crc32.js'
 import { BloomError, checkKeys, closedError, invalidParameter, mixedKindsError, noJsonForm } from './errors.js'
 import { INSPECT, inspectHidingSeed, type Inspect } from './hidden-seed.js'
 import { keyRefusal, type BloomKey, type KeyHasher } from './hashing/key-hasher.js'
@@ -8,11 +7,13 @@ import { assertSameParameters, shardBitsOf, type FilterParameters } from './para
 import { PositionBatch } from './bits/position-batch.js'
 import { positionsOf, shardOf } from './bits/positions.js'
 import { blockedErrorRate, itemsFromSetBits } from './sizing.js'
-import { encodeSnapshotHeader, snapshotBytes, trailer } from './format/snapshot.js'
+import { exportSnapshot, snapshotChunks } from './format/snapshot-export.js'
 import { syncAsync, syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
 
 /** Keys hashed per call to the store by `addMany`/`hasMany`. */
 const BATCH_KEYS = 16_384
+/** Keys of an array hashed per KeyHasher.hashMany call: a run's pairs are placed before the next run is hashed. */
+const HASH_RUN = 1024
 
 /** One store call over a batch: `store.setBits`, `store.testBits`, or a counting store's removal. */
 export type BatchOperation<Sync extends boolean> = (batch: PositionBatch, out: Uint8Array) => Outcome<Sync, void>
@@ -51,6 +52,8 @@ export class BloomFilter<Sync extends boolean = boolean> {
   private readonly single: Buffers
   /** Reused by addMany/hasMany where calls cannot overlap; made on first use. */
   private manyBuffers: Array<Buffers | undefined> | undefined
+  /** A run's pairs: used only between two yields of {@link batches}, so shared by overlapping async calls. */
+  private runPairs: Int32Array | undefined
   private closed = false
   /** The store's setBits and testBits, bound once so single-key calls allocate no closure. */
   private readonly setOp: BatchOperation<Sync>
@@ -221,43 +224,14 @@ export class BloomFilter<Sync extends boolean = boolean> {
   export(): Outcome<Sync, Uint8Array> {
     return this.io.call(() => {
       this.checkOpen()
-      const out = new Uint8Array(snapshotBytes(this.parameters))
-      let at = 0
-      let crc = 0
-      const put = (piece: Uint8Array) => {
-        out.set(piece, at)
-        at += piece.length
-      }
-      return this.io.then(this.store.countBits(), (counts) => {
-        put(encodeSnapshotHeader({ parameters: this.parameters, items: itemsFromSetBits(counts, this.parameters) }))
-        const payload = this.io.forEach(shardRanges(this.parameters), ({ shard, offset, length }) =>
-          this.io.then(this.store.readShard(shard, offset, length), (bytes) => {
-            crc = crc32(bytes, crc)
-            put(bytes)
-          }),
-        )
-        return this.io.then(payload, () => {
-          put(trailer(crc))
-          return out
-        })
-      })
+      return exportSnapshot(this.io, this.store, this.parameters)
     })
   }
 
   /** The snapshot as a stream of chunks of at most 1 MiB of bits, so any size exports in bounded memory. */
   async *exportChunks(): AsyncIterableIterator<Uint8Array> {
     this.checkOpen()
-    const header = encodeSnapshotHeader({ parameters: this.parameters, items: await this.estimateCount() })
-    yield header
-    let crc = 0
-    for (const { shard, offset, length } of shardRanges(this.parameters)) {
-      // Copied: a store may hand out a view of its live bits (the memory store does), and adds made
-      // while the consumer still holds a chunk must not change it after its checksum was taken.
-      const bytes = (await this.store.readShard(shard, offset, length)).slice()
-      crc = crc32(bytes, crc)
-      yield bytes
-    }
-    yield trailer(crc)
+    yield* snapshotChunks(this.store, this.parameters, await this.estimateCount())
   }
 
   /** Releases the store; idempotent. Later calls fail with `BLOOM_CLOSED`. */
@@ -379,18 +353,37 @@ export class BloomFilter<Sync extends boolean = boolean> {
     const wanted = Array.isArray(keys) ? Math.max(1, Math.min(BATCH_KEYS, keys.length)) : BATCH_KEYS
     let turn = 0
     let current: Buffers | undefined
-    for (const key of keys) {
-      if (current === undefined) {
-        current = pair[turn & 1]
-        if (current === undefined || current.out.length < wanted) current = pair[turn & 1] = this.buffers(wanted)
-        current.batch.size = 0
-        turn++
+    const next = (): Buffers => {
+      let buffers = pair[turn & 1]
+      if (buffers === undefined || buffers.out.length < wanted) buffers = pair[turn & 1] = this.buffers(wanted)
+      buffers.batch.size = 0
+      turn++
+      return buffers
+    }
+    if (Array.isArray(keys)) {
+      // An array is hashed a run at a time (KeyHasher.hashMany: a run of strings encoded once; issue 36).
+      const pairs = (this.runPairs ??= new Int32Array(2 * HASH_RUN))
+      for (let from = 0; from < keys.length; ) {
+        current ??= next()
+        const { batch } = current
+        const count = Math.min(HASH_RUN, keys.length - from, current.out.length - batch.size)
+        this.hasher.hashMany(keys as readonly BloomKey[], from, count, pairs)
+        for (let i = 0; i < count; i++) this.place(pairs[2 * i], pairs[2 * i + 1], batch, batch.size++)
+        from += count
+        if (batch.size === current.out.length) {
+          yield current
+          current = undefined
+        }
       }
-      const { batch } = current
-      this.locate(key, batch, batch.size++)
-      if (batch.size === current.out.length) {
-        yield current
-        current = undefined
+    } else {
+      for (const key of keys) {
+        current ??= next()
+        const { batch } = current
+        this.locate(key, batch, batch.size++)
+        if (batch.size === current.out.length) {
+          yield current
+          current = undefined
+        }
       }
     }
     if (current !== undefined) yield current

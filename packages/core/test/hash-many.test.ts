@@ -2,8 +2,9 @@ import fc from 'fast-check'
 import { prop } from '../../../test-support/property-test.js'
 import { describe, expect, test } from 'vitest'
 import xxhash from 'xxhash-wasm'
-import { BloomError, type BloomKey } from '@bloomkit/core'
-import { KeyHasher } from '@bloomkit/core/store'
+import { BloomError, BloomFilter, type BloomKey } from '@bloomkit/core'
+import { createKeyHasher, KeyHasher } from '@bloomkit/core/store'
+import { ReferenceBitStore } from '@bloomkit/core/testing'
 import { compileWasmXxh32, LANE_B_SEED_XOR } from '@bloomkit/core/spec'
 
 // KeyHasher.hashMany (issue 36 item 3): a batch of keys hashed in one pass gives each key exactly
@@ -74,4 +75,19 @@ describe.each(Object.entries(hashers))('KeyHasher.hashMany, %s', (_, make) => {
     expect(() => make(1).hashMany(keys, 0, keys.length, pairs)).toThrow(BloomError)
     expect(() => make(1).hashMany(keys, 0, keys.length, pairs)).toThrow(/BLOOM_INVALID_KEY|key must be/)
   })
+})
+
+test('the default addMany/hasMany (an async store) hash an array a run at a time and set the bits add() sets', async () => {
+  const parameters = { bits: 3 * 65_536, hashes: 7, shards: 3, seed: 99 }
+  const make = async () => new BloomFilter(new ReferenceBitStore(parameters), await createKeyHasher(parameters.seed))
+  // Runs of 1024 across batches of 16 384: ASCII keys built by template literals, non-ASCII ones, byte keys.
+  const keys: BloomKey[] = Array.from({ length: 20_000 }, (_, i) =>
+    i % 997 === 0 ? `clé-${i}-non-ascii` : i % 1009 === 0 ? new TextEncoder().encode(`bytes-${i}`) : built(`user:${i}-with-a-longer-tail`))
+  const byMany = await make()
+  const byOne = await make()
+  const answers = await byMany.addMany(keys)
+  for (const key of keys) await byOne.add(key)
+  expect(await byMany.export()).toEqual(await byOne.export())
+  expect(answers.filter(Boolean).length).toBeGreaterThan(0)
+  expect((await byMany.hasMany(keys)).every(Boolean)).toBe(true)
 })
