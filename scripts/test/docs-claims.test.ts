@@ -70,3 +70,27 @@ test('redis README: "a billion IDs at 0.1 %" in as many shards as sizeRedisFilte
   expect(readme).toContain(`A billion IDs at 0.1 % is ${gib(blocked.bits)} GiB in ${blocked.shards} shards (blocked layout; ${gib(classic.bits)} GiB in ${classic.shards} with \`layout: 'classic'\`)`)
   expect(readme).toContain(`a billion-key filter is ${blocked.shards} such steps`)
 })
+
+test('each package README’s install line installs every package its examples import (guard’s Usage imports PGlite)', () => {
+  let checked = 0
+  for (const name of packages) {
+    const readme = read(`packages/${name}/README.md`)
+    const install = /```sh\n(npm install (?!-g)[^\n]+)\n/.exec(readme)?.[1]
+    if (install === undefined) continue
+    const installed = new Set(install.split(/\s+/).slice(2))
+    const imported = new Set<string>()
+    for (const [, block] of readme.matchAll(/```ts\n([\s\S]*?)```/g)) {
+      // A test file for the user's own test runner (core's "Test suite") is not the install's business.
+      if (/from '(vitest|node:test)'/.test(block)) continue
+      for (const [, from] of block.matchAll(/from '([^']+)'/g)) {
+        if (from.startsWith('node:') || from.startsWith('.')) continue
+        imported.add(from.split('/').slice(0, from.startsWith('@') ? 2 : 1).join('/'))
+      }
+    }
+    // Or said where it is used: "(with `@bloomkit/memory-backend` installed too)".
+    const saidToInstall = (dependency: string) => readme.split('\n').some((line) => line.includes(`\`${dependency}\``) && /install/.test(line))
+    expect([...imported].filter((dependency) => !installed.has(dependency) && !saidToInstall(dependency)), `packages/${name}/README.md: ${install}`).toEqual([])
+    checked++
+  }
+  expect(checked).toBeGreaterThanOrEqual(5)
+})
