@@ -21,9 +21,12 @@ test('a package at its first release carries no upgrade notes: no "From 0.1", no
   }
 })
 
-test('the root README is for users: set-up and contributing live in CONTRIBUTING.md', () => {
+test('the root README is for users: its set-up is the two commands (the benchmark, every test), the rest lives in CONTRIBUTING.md', () => {
   const readme = read('README.md')
-  expect(readme.match(/^#+ .*(Set-up|Contributing).*$/gm)).toBeNull()
+  const setUp = /\n## Set-up\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? ''
+  expect(setUp.split('\n').filter(Boolean).map((line) => line.split('#')[0].trim())).toEqual(['npm run bench', 'npm test'])
+  expect(readme.match(/^#+ .*Contributing.*$/gm)).toBeNull()
+  expect(readme).not.toContain('BLOOMKIT_FC_SEED')
   expect(readme).toContain('[CONTRIBUTING.md](CONTRIBUTING.md)')
   const contributing = read('CONTRIBUTING.md')
   for (const heading of ['## Set-up', '## Tests', '## The runtime matrix']) expect(contributing).toContain(`\n${heading}\n`)
