@@ -21,8 +21,13 @@ export interface ShardRange {
   readonly count: number
 }
 
+/** Whether a filter is a counting one (4-bit counters for bits, docs/SPEC.md section 10). Default: false. */
+export interface Counting {
+  readonly counting?: boolean
+}
+
 /** Bytes a shard takes in memory and in the snapshot: its bits, or a counting filter's 4-bit counters. */
-function shardSizeOf(parameters: FilterParameters, counting: boolean): number {
+function shardSizeOf(parameters: FilterParameters, { counting = false }: Counting): number {
   return counting ? counterShardBytesOf(parameters) : shardBytesOf(parameters)
 }
 
@@ -30,7 +35,7 @@ function shardSizeOf(parameters: FilterParameters, counting: boolean): number {
  * Splits the shards into groups of at most `memoryBytes` (and 2 GiB) of bits (or counters); a
  * group holds at least one shard, whatever the budget.
  */
-export function planShardGroups(parameters: FilterParameters, memoryBytes: number, counting = false): ShardRange[] {
+export function planShardGroups(parameters: FilterParameters, memoryBytes: number, counting: Counting = {}): ShardRange[] {
   const perGroup = Math.max(1, Math.floor(Math.min(memoryBytes, MAX_GROUP_BYTES) / shardSizeOf(parameters, counting)))
   const groups: ShardRange[] = []
   for (let first = 0; first < parameters.shards; first += perGroup) {
@@ -61,7 +66,7 @@ export class ShardGroupBuilder {
    * @param bytes Zeroed memory for the group (`count × shardBytes`, 4× that for counters), reused between passes.
    * @param counting Whether to count (a counting filter: each add increments the key's counters, docs/SPEC.md section 10).
    */
-  constructor(parameters: FilterParameters, range: ShardRange, bytes: Uint8Array, counting = false) {
+  constructor(parameters: FilterParameters, range: ShardRange, bytes: Uint8Array, { counting = false }: Counting = {}) {
     this.parameters = parameters
     this.range = range
     this.shardBits = shardBitsOf(parameters)
@@ -122,15 +127,15 @@ export type PassRunner = (builder: ShardGroupBuilder, pass: number) => Promise<v
  * a Redis import) writes whole shards rather than single bits. At most one group is in memory.
  * Chunks are views into that memory: a consumer must be done with one before it asks for the next.
  */
-export async function* buildSnapshot(parameters: FilterParameters, groups: readonly ShardRange[], runPass: PassRunner, counting = false): AsyncGenerator<Uint8Array> {
-  const shardBytes = shardSizeOf(parameters, counting)
+export async function* buildSnapshot(parameters: FilterParameters, groups: readonly ShardRange[], runPass: PassRunner, { counting = false }: Counting = {}): AsyncGenerator<Uint8Array> {
+  const shardBytes = shardSizeOf(parameters, { counting })
   const memory = new Uint8Array(Math.max(...groups.map((group) => group.count)) * shardBytes)
   let crc = 0
   for (let pass = 0; pass < groups.length; pass++) {
     const range = groups[pass]
     const bytes = memory.subarray(0, range.count * shardBytes)
     if (pass > 0) bytes.fill(0)
-    const builder = new ShardGroupBuilder(parameters, range, bytes, counting)
+    const builder = new ShardGroupBuilder(parameters, range, bytes, { counting })
     await runPass(builder, pass)
     builder.flush()
     if (pass === 0) yield (counting ? encodeCountingHeader : encodeSnapshotHeader)({ parameters, items: estimateItems(parameters, builder.store.countBits()) })

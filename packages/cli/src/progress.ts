@@ -40,11 +40,11 @@ export class BuildProgress {
   private pass = 1
 
   /**
-   * A progress display; cli-progress is loaded only when a bar is drawn (`enabled`), so that a
+   * A progress display; cli-progress is loaded only when a bar is drawn (`bar`), so that a
    * build into a file or a pipe pays nothing for it (about 45 ms of start-up here).
    */
-  static async start(enabled: boolean, inputBytes: number | undefined, passes: number): Promise<BuildProgress> {
-    return new BuildProgress(enabled ? (await import('cli-progress')).default : undefined, inputBytes, passes)
+  static async start({ bar, inputBytes, passes }: { readonly bar: boolean; readonly inputBytes: number | undefined; readonly passes: number }): Promise<BuildProgress> {
+    return new BuildProgress(bar ? (await import('cli-progress')).default : undefined, inputBytes, passes)
   }
 
   private constructor(

@@ -21,7 +21,7 @@ export interface SizingFlags {
  * (core's), 0 for a plain filter. `RedisCountingFilter.create` sizes with the same value, so the
  * command line's counting filters get the shards the library's get (each shard string ≤ 4 MiB).
  */
-export function counterBitsOf(counting: boolean | undefined): number {
+export function counterBitsOf({ counting }: { readonly counting?: boolean }): number {
   return counting === true ? counterKernels.COUNTER_BITS : 0
 }
 
@@ -41,7 +41,7 @@ export async function parametersFromFlags(flags: SizingFlags, target: { readonly
   if (!bySize && !byBits) return undefined
   // Only a Redis target's sizing needs the Redis backend's rules (backends.ts: loaded on use).
   const redis = target.redis ? await redisBackend() : undefined
-  const counterBits = counterBitsOf(flags.counting)
+  const counterBits = counterBitsOf(flags)
   if (bySize) {
     if (flags.capacity === undefined) throw new CliError('CLI_USAGE', '--error-rate needs --capacity')
     if (flags.errorRate === undefined) throw new CliError('CLI_USAGE', '--capacity needs --error-rate')
@@ -70,7 +70,7 @@ function checkRedisShards(parameters: FilterParameters, counterBits: number, max
  * Parameters as printed: without the seed unless asked for (`--show-seed`). The seed is the key of
  * the keyed hashing, and output lands in logs and tickets.
  */
-export function shownParameters(parameters: FilterParameters, showSeed: boolean): Omit<FilterParameters, 'seed'> & { seed?: number } {
+export function shownParameters(parameters: FilterParameters, { showSeed }: { readonly showSeed: boolean }): Omit<FilterParameters, 'seed'> & { seed?: number } {
   if (showSeed) return parameters
   const { seed: _seed, ...shown } = parameters
   return shown

@@ -201,13 +201,18 @@ export async function* verified(chunks: AsyncIterable<Uint8Array>, kind: Snapsho
   reader.finish()
 }
 
+/** Whether a write may replace what is already at its target. */
+export interface Replacing {
+  readonly replace: boolean
+}
+
 /**
  * Writes a snapshot to `path` through a temporary file beside it, renamed over `path` only once
  * every chunk is written and flushed: a failure (bad input, full disk, interruption) leaves `path`
  * as it was.
  * @throws CliError `CLI_TARGET` if `path` exists and `replace` is false, or cannot be written.
  */
-export async function writeSnapshotFile(path: string, chunks: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
+export async function writeSnapshotFile(path: string, chunks: AsyncIterable<Uint8Array>, { replace }: Replacing): Promise<void> {
   if (!replace && existsSync(path)) throw new CliError('CLI_TARGET', `"${path}" exists; pass --replace to overwrite it`)
   if (existsSync(path) && statSync(path).isDirectory()) throw folderNotFile(path)
   await clearFileDebris(path)
@@ -247,7 +252,7 @@ function folderInUse(folder: string): boolean {
  * interrupted build leaves the target as it was and no half-imported folder under its name.
  * @throws CliError `CLI_TARGET` if the folder holds data and `replace` is false.
  */
-export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Array>, replace: boolean): Promise<void> {
+export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Array>, { replace }: Replacing): Promise<void> {
   await clearLevelDebris(folder)
   const inUse = folderInUse(folder)
   if (inUse && !replace) throw new CliError('CLI_TARGET', `level:${folder} already holds data; pass --replace to replace the filter in it`)
@@ -350,7 +355,7 @@ export interface StoredFilter {
  * The filter stored at a target, if there is one: its parameters (kept by `build --replace`
  * without sizing flags) and, with `count`, its estimated key count (one pass over its bits).
  */
-export async function storedFilter(target: Target, options: StoreOptions, count: boolean): Promise<StoredFilter | undefined> {
+export async function storedFilter(target: Target, options: StoreOptions, { count }: { readonly count: boolean }): Promise<StoredFilter | undefined> {
   if (target.kind === 'file' && !existsSync(target.path)) return undefined
   if (target.kind === 'level' && !folderInUse(target.folder)) return undefined
   try {

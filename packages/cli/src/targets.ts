@@ -28,7 +28,7 @@ export function parseTarget(text: string, what: string): Target {
   }
   const scheme = REDIS_SCHEMES.exec(text)
   if (scheme !== null) {
-    checkRedisUrl(text, what, scheme[2] !== undefined)
+    checkRedisUrl(text, what, { cluster: scheme[2] !== undefined })
     return { kind: 'redis', cluster: scheme[2] !== undefined, url: text, text }
   }
   // `localhost:6379`, `10.0.0.1:7000/2`, `[::1]:6379`: an address without its scheme, which would
@@ -49,7 +49,7 @@ export function parseTarget(text: string, what: string): Target {
   return { kind: 'file', path: text, text }
 }
 
-function checkRedisUrl(text: string, what: string, cluster: boolean): void {
+function checkRedisUrl(text: string, what: string, { cluster }: { readonly cluster: boolean }): void {
   const bad = (why: string) => new CliError('CLI_USAGE', `${what} "${redact(text)}" is not a valid Redis URL: ${why}; expected redis://[user:pass@]host:port[/db]${cluster ? ' or redis+cluster://host:port[,host:port…]' : ''}`)
   const { hosts, path } = splitUrl(text)
   if (hosts.length === 0) throw bad('no host')

@@ -64,15 +64,27 @@ export function earlierSizes(parameters: FilterParameters, previous: FilterParam
   return sameParameters(earlier, parameters) ? [] : [earlier]
 }
 
+/** What a `create` asked for, as {@link adoptsStored} compares it: a {@link NewFilter} fits. */
+export interface WantedFilter {
+  /** The new filter's parameters. */
+  readonly parameters: FilterParameters
+  /** Whether the caller chose the seed. */
+  readonly seeded: boolean
+  /** Sizes an earlier release gave the same options (see {@link NewFilter.earlier}). Default: none. */
+  readonly earlier?: readonly FilterParameters[]
+}
+
 /**
  * Whether `create` may open the filter already stored with `stored` parameters instead of the new
- * one it asked for: the same parameters, or, when the caller gave no seed, the same parameters but
- * the seed, which the stored filter then keeps. So racing creators without a seed end with one
- * filter and one seed; a caller who named a seed gets only a filter with that seed. A filter of
- * the sizes an earlier release gave the same options (`earlier`) is adopted alike, with its own size.
+ * one it asked for (`wanted.parameters`): the same parameters, or, when the caller gave no seed, the
+ * same parameters but the seed, which the stored filter then keeps. So racing creators without a
+ * seed end with one filter and one seed; a caller who named a seed gets only a filter with that
+ * seed. A filter of the sizes an earlier release gave the same options (`wanted.earlier`) is adopted
+ * alike, with its own size.
  */
-export function adoptsStored(wanted: FilterParameters, stored: FilterParameters, seeded: boolean, earlier: readonly FilterParameters[] = []): boolean {
-  return [wanted, ...earlier].some((candidate) => {
+export function adoptsStored(wanted: WantedFilter, stored: FilterParameters): boolean {
+  const { seeded, earlier = [] } = wanted
+  return [wanted.parameters, ...earlier].some((candidate) => {
     // A classic filter of an earlier release (scheme 1) is adopted as it is: it keeps its scheme and
     // answers as before, rather than refusing a create that names it with the same sizes.
     const scheme = stored.layout === candidate.layout ? candidate.scheme : stored.scheme

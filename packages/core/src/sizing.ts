@@ -273,7 +273,7 @@ function exactProbeRate(bits: number, hashes: number, keys: number): number {
  */
 export function sizeFilter(options: SizingOptions): FilterParameters {
   checkOptionNames('sizeFilter', options, ['sizing'])
-  return sizeWith(options, probeRate, true)
+  return sizeWith(options, HONEST_SIZING)
 }
 
 /**
@@ -285,14 +285,22 @@ export function sizeFilter(options: SizingOptions): FilterParameters {
  */
 export function earlierSizeFilter(options: SizingOptions): FilterParameters {
   checkOptionNames('earlierSizeFilter', options, ['sizing'])
-  return sizeWith(options, textbookRate, false)
+  return sizeWith(options, EARLIER_SIZING)
 }
 
-/**
- * {@link sizeFilter} with `rateIn` as the rate of one shard or block; `honest` caps the target at
- * the rate asked for and sizes one-shard classic filters by it too (false: as earlier releases).
- */
-function sizeWith(options: SizingOptions, rateIn: OccupancyRate, honest: boolean): FilterParameters {
+/** How {@link sizeWith} sizes: this release's way, or earlier releases'. */
+interface Sizing {
+  /** The rate of one shard or block. */
+  readonly rateIn: OccupancyRate
+  /** Caps the target at the rate asked for and sizes one-shard classic filters by it too (false: as earlier releases). */
+  readonly honest: boolean
+}
+
+const HONEST_SIZING: Sizing = { rateIn: probeRate, honest: true }
+const EARLIER_SIZING: Sizing = { rateIn: textbookRate, honest: false }
+
+/** {@link sizeFilter} as `sizing` says. */
+function sizeWith(options: SizingOptions, { rateIn, honest }: Sizing): FilterParameters {
   if (options === null || typeof options !== 'object') throw invalidParameter('options', 'an object', options)
   const { bits, hashes } = guavaDimensions(options)
   const seed = options.seed === undefined ? 0 : checkInteger('seed', options.seed, 0, 0xffffffff)
@@ -313,7 +321,7 @@ function sizeWith(options: SizingOptions, rateIn: OccupancyRate, honest: boolean
     const shardBits =
       layout === 'blocked'
         ? roundUp(Math.ceil(sized / shards), BLOCK_BITS)
-        : classicShardBits(bits, hashes, shards, target, rate, honest || shards > 1)
+        : classicShardBits({ bits, hashes, shards, target, rate, grow: honest || shards > 1 })
     if (shardBits <= MAX_SHARD_BITS) return { bits: shardBits * shards, hashes, shards, seed, layout, scheme: HASH_SCHEMES[layout] }
     if (requestedShards !== undefined) {
       throw invalidParameter('shards', `enough to keep each shard at most 2^32 bits (at least ${shards + 1} here)`, shards)
@@ -336,7 +344,14 @@ function roundUp(bits: number, multiple: number): number {
  * Bits per shard of a classic filter over `shards`: Guava's bits split and rounded up to bytes, then
  * (when `grow`) grown until the expected error rate meets `target`.
  */
-function classicShardBits(bits: number, hashes: number, shards: number, target: number, rate: (size: number, shards: number, layout: BitLayout) => number, grow: boolean): number {
+function classicShardBits({ bits, hashes, shards, target, rate, grow }: {
+  readonly bits: number
+  readonly hashes: number
+  readonly shards: number
+  readonly target: number
+  readonly rate: (size: number, shards: number, layout: BitLayout) => number
+  readonly grow: boolean
+}): number {
   let shardBits = Math.max(roundUp(Math.ceil(bits / shards), 8), roundUp(hashes, 8))
   if (!grow) return shardBits
   // Grow by 0.1 % steps (a byte at least): the first size on target is within 0.1 % of the smallest one.

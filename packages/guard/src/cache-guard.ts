@@ -65,7 +65,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
         lockTtl: this.settings.lockTtl,
         lockWait: this.settings.lockWait,
         counters: this.counters,
-        cacheCall: (call, what, write) => this.calls.cacheCall(call, what, write),
+        cacheCall: (call, what, options) => this.calls.cacheCall(call, what, options),
         readCache: (keys) => this.readCache(keys),
         decode: (raw) => this.codec.decode(raw),
       }
@@ -320,7 +320,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
           const held = token
           token = undefined
           if (held !== undefined) {
-            this.calls.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+            this.calls.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', { write: true }).catch(() => this.counters.cacheErrors++)
           }
           throw error
         }
@@ -335,7 +335,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
           const held = token
           if (held !== undefined && cache.setIfAndUnlock !== undefined) {
             // Store and release in one round trip; if it fails, `finally` still tries to unlock.
-            await this.calls.cacheCall(() => cache.setIfAndUnlock!(key, entry, ttl, seen, lockKeyOf(this.prefix, key), held), 'cache.setIfAndUnlock', true).then(
+            await this.calls.cacheCall(() => cache.setIfAndUnlock!(key, entry, ttl, seen, lockKeyOf(this.prefix, key), held), 'cache.setIfAndUnlock', { write: true }).then(
               () => (token = undefined),
               () => this.counters.cacheErrors++,
             )
@@ -349,7 +349,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     } finally {
       const held = token
       if (held !== undefined) {
-        await this.calls.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', true).catch(() => this.counters.cacheErrors++)
+        await this.calls.cacheCall(() => cache!.unlock!(lockKeyOf(this.prefix, key), held), 'cache.unlock', { write: true }).catch(() => this.counters.cacheErrors++)
       }
     }
   }
@@ -376,7 +376,7 @@ export class CacheGuard<V, K extends GuardKey = string> {
     this.l1?.delete(key)
     if (this.cache === undefined) return
     try {
-      await this.calls.cacheCall(() => this.cache!.set(key, FENCE_TAG + crypto.randomUUID(), this.fenceMs), 'cache.set', true)
+      await this.calls.cacheCall(() => this.cache!.set(key, FENCE_TAG + crypto.randomUUID(), this.fenceMs), 'cache.set', { write: true })
     } catch (error) {
       this.counters.cacheErrors++
       throw new GuardError('GUARD_CACHE_UNAVAILABLE', `${what}(${describe(id)}): the cache could not be updated: ${messageOf(error)}`, { cause: error, id })

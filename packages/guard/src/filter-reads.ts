@@ -21,7 +21,7 @@ export class FilterReads<K extends GuardKey> {
     try {
       return await this.calls.filterRead(() => filter.has(id), 'filter.has')
     } catch (error) {
-      return this.filterFailed(error, true)
+      return this.filterFailed(error)
     }
   }
 
@@ -30,16 +30,17 @@ export class FilterReads<K extends GuardKey> {
     try {
       return await this.calls.filterRead(() => filter.hasMany(ids), 'filter.hasMany')
     } catch (error) {
-      return ids.map(() => this.filterFailed(error, true))
+      return ids.map(() => this.filterFailed(error))
     }
   }
 
-  private filterFailed(error: unknown, maybe: true): true {
+  /** "Maybe", after counting the failure (or the rejection `onFilterError: 'reject'` asks for). */
+  private filterFailed(error: unknown): true {
     this.counters.filterErrors++
     if (this.settings.onFilterError === 'reject') {
       throw new GuardError('GUARD_FILTER_UNAVAILABLE', `the filter failed and onFilterError is 'reject': ${messageOf(error)}`, { cause: error })
     }
-    return maybe
+    return true
   }
 }
 

@@ -1,6 +1,12 @@
 import type { GuardSettings } from './options.js'
 import { withTimeout } from './timing.js'
 
+/** How {@link GuardedCalls.cacheCall} treats a call. */
+export interface CacheCallOptions {
+  /** A write (a lock's release, a fence, a value): sent even during a cooldown after a failure. Default: false, a read. */
+  readonly write?: boolean
+}
+
 /**
  * The guard's calls of its filter and cache, each under its timeout. After a failure, reads of the
  * failed one are skipped for `cooldown` ms, so an outage costs one timeout, not one per step.
@@ -32,8 +38,8 @@ export class GuardedCalls {
     throw error
   }
 
-  /** A cache call under `cacheTimeout`; reads (`write` false) are skipped during a cooldown after a failure. */
-  cacheCall<T>(call: () => Promise<T>, what: string, write = false): Promise<T> {
+  /** A cache call under `cacheTimeout`; reads (without `write`) are skipped during a cooldown after a failure. */
+  cacheCall<T>(call: () => Promise<T>, what: string, { write = false }: CacheCallOptions = {}): Promise<T> {
     if (!write && Date.now() < this.cacheDownUntil) {
       return Promise.reject(new Error(`${what} skipped: the cache failed less than ${this.settings.cooldown} ms ago`))
     }

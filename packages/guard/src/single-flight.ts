@@ -1,6 +1,7 @@
 import type { GuardCache } from './cache.js'
 import { lockKeyOf, type CacheRead } from './entries.js'
 import { sleep } from './timing.js'
+import type { CacheCallOptions } from './guarded-calls.js'
 
 /** One running load of a key, shared by every request for it in this process. */
 export interface Flight<V> {
@@ -55,7 +56,7 @@ export interface LockWait<V> {
   lockTtl: number
   lockWait: number
   counters: { cacheErrors: number; sharedLoads: number; lockTimeouts: number }
-  cacheCall<T>(call: () => Promise<T>, what: string, write?: boolean): Promise<T>
+  cacheCall<T>(call: () => Promise<T>, what: string, options?: CacheCallOptions): Promise<T>
   readCache(keys: string[]): Promise<CacheRead<V>[]>
   decode(raw: string | null | undefined): CacheRead<V>
 }
@@ -95,7 +96,7 @@ export async function awaitTurn<V>(guard: LockWait<V>, key: string, seen: string
     }
     if (locked) {
       if (read!.kind === 'miss') return { kind: 'load', token, seen: read!.seen }
-      await guard.cacheCall(() => cache.unlock!(lockKey, token), 'cache.unlock', true).catch(() => guard.counters.cacheErrors++)
+      await guard.cacheCall(() => cache.unlock!(lockKey, token), 'cache.unlock', { write: true }).catch(() => guard.counters.cacheErrors++)
     }
     if (read !== undefined && read.kind !== 'miss') {
       guard.counters.sharedLoads++

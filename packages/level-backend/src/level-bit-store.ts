@@ -1,5 +1,5 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
-import { checkParameters, orInto, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
+import { checkParameters, orInto, SET_BITS, TEST_BITS, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
 import { existingAnchor, newAnchor, type SequenceAnchor } from './folder/sequence-anchor.js'
 import { BatchApplier } from './pages/batch-apply.js'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from './folder/database.js'
@@ -86,9 +86,9 @@ export class LevelBitStore implements BitStore<false> {
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: true })
     return LevelBitStore.adopt(where, db, 'cannot be created', async () => {
-      const existing = await readMetadata(where, db, false)
+      const existing = await readMetadata(where, db, { required: false })
       if (existing === undefined) return initializeFolder(where, db, { parameters: checked, pageBytes })
-      checkAdoptable(where, checked, existing.parameters, seeded, earlier)
+      checkAdoptable(where, { parameters: checked, seeded, earlier }, existing.parameters)
       return { meta: existing, anchor: existingAnchor(where) }
     }, settings)
   }
@@ -105,10 +105,10 @@ export class LevelBitStore implements BitStore<false> {
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: false })
     return LevelBitStore.adopt(where, db, 'cannot be opened', async () => {
-      const meta = await readMetadata(where, db, false)
+      const meta = await readMetadata(where, db, { required: false })
       if (meta === undefined) {
-        newAnchor(where, false)
-        await readMetadata(where, db, true)
+        newAnchor(where, { create: false })
+        await readMetadata(where, db, { required: true })
       }
       return { meta: meta!, anchor: existingAnchor(where) }
     }, settings)
@@ -158,7 +158,7 @@ export class LevelBitStore implements BitStore<false> {
     this.shardBytes = geometry.shardBytes
     this.cache = new PageCache(cachePages(settings.cacheBytes, this.pageBytes, geometry.pages), geometry.pages, this.pageBytes)
     this.versions = new PageVersions(geometry.pages)
-    this.pages = new PageIO(location, db, this.cache, geometry, this.versions, this.sync)
+    this.pages = new PageIO({ location, db, cache: this.cache, geometry, versions: this.versions, sync: this.sync })
     this.applier = new BatchApplier(this.pages)
   }
 
@@ -169,7 +169,7 @@ export class LevelBitStore implements BitStore<false> {
 
   setBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
     return this.write(async () => {
-      const added = await this.applier.apply(batch, out, true, this.counts)
+      const added = await this.applier.apply(batch, out, SET_BITS, this.counts)
       if (added === 0) return undefined
       this.countsChanged = true
       const record = encodeLogRecord(added, batch.hashes, ...newKeys(batch, out, added))
@@ -189,7 +189,7 @@ export class LevelBitStore implements BitStore<false> {
   }
 
   testBits(batch: PositionBatch, out: Uint8Array): Promise<void> {
-    return this.read(() => this.applier.apply(batch, out, false, undefined).then(() => undefined))
+    return this.read(() => this.applier.apply(batch, out, TEST_BITS, undefined).then(() => undefined))
   }
 
   countBits(): Promise<number[]> {
@@ -216,14 +216,14 @@ export class LevelBitStore implements BitStore<false> {
       // clears. The same checkpoint deletes the stored counts before any page changes.
       this.counts = undefined
       this.countsChanged = true
-      await this.checkpoint(true)
+      await this.checkpoint()
       await this.pages.forRange(shard, offset, bytes.length, (page, from, at, n, slot) => {
         page.set(bytes.subarray(at, at + n), from)
         this.cache.markDirty(slot)
       })
       // No log record holds these bits: the write takes a sequence number, so the anchor covers it.
       this.nextSeq++
-      await this.checkpoint(true)
+      await this.checkpoint()
       return undefined
     })
   }
@@ -234,14 +234,14 @@ export class LevelBitStore implements BitStore<false> {
         // The stored counts go before any page changes (a crash in between must not leave them trusted).
         this.counts = undefined
         this.countsChanged = true
-        await this.checkpoint(true)
+        await this.checkpoint()
       }
       await this.pages.forRange(shard, offset, bytes.length, (page, from, at, n, slot) => {
         orInto(page, from, bytes.subarray(at, at + n))
         this.cache.markDirty(slot)
       })
       this.nextSeq++
-      await this.checkpoint(true)
+      await this.checkpoint()
       return undefined
     })
   }
@@ -264,7 +264,7 @@ export class LevelBitStore implements BitStore<false> {
       this.nextSeq = this.firstSeq = this.storedLogStart = next
       this.logGap = false
       this.logBytes = 0
-      this.anchor?.advance(next, true)
+      this.anchor?.advance(next, { durable: true })
       return undefined
     })
   }
@@ -275,7 +275,7 @@ export class LevelBitStore implements BitStore<false> {
    */
   flush(): Promise<void> {
     return this.write(async () => {
-      await this.checkpoint(true)
+      await this.checkpoint()
       return undefined
     })
   }
@@ -283,7 +283,7 @@ export class LevelBitStore implements BitStore<false> {
   close(): Promise<void> {
     this.closing ??= this.mutex.run(async () => {
       try {
-        await this.checkpoint(true)
+        await this.checkpoint()
       } finally {
         this.dbClosed = true
         this.anchor?.close()
@@ -309,7 +309,8 @@ export class LevelBitStore implements BitStore<false> {
       })
       if (result !== undefined) await result.written
       if (this.checkpointDue()) {
-        await this.mutex.run(() => (this.dbClosed ? Promise.resolve() : this.checkpoint(false)))
+        // Due again under the mutex: another write may have checkpointed meanwhile.
+        await this.mutex.run(() => (this.dbClosed || !this.checkpointDue() ? Promise.resolve() : this.checkpoint()))
       }
     } catch (error) {
       throw storeError(this.location, 'failed a write', error)
@@ -350,8 +351,7 @@ export class LevelBitStore implements BitStore<false> {
    * rare (one per `checkpointBytes` of log), and deleting log records whose pages an OS crash could
    * still lose would lose keys.
    */
-  private async checkpoint(always: boolean): Promise<void> {
-    if (!always && !this.checkpointDue()) return
+  private async checkpoint(): Promise<void> {
     await this.inFlight.settle()
     await this.pages.writeDirty()
     const last = checkpointOps(this.firstSeq, this.nextSeq, this.storedLogStart)
@@ -372,7 +372,7 @@ export class LevelBitStore implements BitStore<false> {
       this.countsChanged = false
       this.logGap = false
     }
-    this.anchor?.advance(this.nextSeq, true)
+    this.anchor?.advance(this.nextSeq, { durable: true })
     this.logBytes = 0
   }
 
@@ -382,8 +382,8 @@ export class LevelBitStore implements BitStore<false> {
    */
   private async replay(): Promise<void> {
     const records = readLog(this.location, this.db, this.parameters, this.shardBytes)
-    const apply = ({ batch }: LoggedBatch) => this.applier.apply(batch, new Uint8Array(batch.size), true, this.counts)
-    const { logStart, next, logBytes } = await replayLog(this.location, this.db, this.versions, this.anchor, records, apply)
+    const apply = ({ batch }: LoggedBatch) => this.applier.apply(batch, new Uint8Array(batch.size), SET_BITS, this.counts)
+    const { logStart, next, logBytes } = await replayLog({ location: this.location, db: this.db, versions: this.versions, anchor: this.anchor, records, apply })
     this.logBytes += logBytes
     this.firstSeq = this.storedLogStart = logStart
     this.nextSeq = next
@@ -391,11 +391,11 @@ export class LevelBitStore implements BitStore<false> {
       // Nothing to replay: the counts stored at the last checkpoint describe the pages exactly.
       const stored = await this.db.get(COUNTS_KEY)
       if (stored !== undefined) this.counts = decodeCounts(this.location, this.parameters.shards, stored)
-      this.anchor?.advance(next, true)
+      this.anchor?.advance(next, { durable: true })
       return
     }
     // Replayed bits may already be in pages written after the stored counts: drop them (rescanned on demand).
     this.countsChanged = true
-    await this.checkpoint(true)
+    await this.checkpoint()
   }
 }

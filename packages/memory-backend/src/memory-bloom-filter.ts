@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { answerEach, ArrayProbe, checkOptionNames, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters } from '@bloomkit/core/store'
+import { answerEach, ArrayProbe, checkOptionNames, createKeyHasher, decodeSnapshot, isLayeredOptions, KeyHasher, newFilterParameters, SET_BITS, TEST_BITS, type BitMode } from '@bloomkit/core/store'
 import { MemoryBitStore } from './memory-bit-store.js'
 
 /** Keys per chunk of addMany/hasMany: hashed together, then probed together. */
@@ -102,11 +102,11 @@ export class MemoryBloomFilter extends BloomFilter<true> {
   }
 
   protected override _addMany(keys: Iterable<BloomKey>): boolean[] {
-    return Array.isArray(keys) ? this.probeMany(true, keys) : answerEach(keys, (key) => this.add(key))
+    return Array.isArray(keys) ? this.probeMany(SET_BITS, keys) : answerEach(keys, (key) => this.add(key))
   }
 
   protected override _hasMany(keys: Iterable<BloomKey>): boolean[] {
-    return Array.isArray(keys) ? this.probeMany(false, keys) : answerEach(keys, (key) => this.has(key))
+    return Array.isArray(keys) ? this.probeMany(TEST_BITS, keys) : answerEach(keys, (key) => this.has(key))
   }
 
   /**
@@ -114,7 +114,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
    * (ArrayProbe.many), so that their cache misses overlap. The scratch arrays are the filter's own,
    * made once (sync calls cannot overlap).
    */
-  private probeMany(set: boolean, keys: readonly BloomKey[]): boolean[] {
+  private probeMany(mode: BitMode, keys: readonly BloomKey[]): boolean[] {
     const scratch = (this.scratch ??= { pairs: new Int32Array(2 * MANY_CHUNK), starts: new Int32Array(MANY_CHUNK), out: new Uint8Array(MANY_CHUNK) })
     const { pairs, starts, out } = scratch
     const hasher = this.hasher
@@ -128,7 +128,7 @@ export class MemoryBloomFilter extends BloomFilter<true> {
       for (let i = 0; i < count; i++) {
         starts[i] = blocked ? probe.blockByte(pairs[2 * i], pairs[2 * i + 1]) : probe.firstByte(pairs[2 * i], pairs[2 * i + 1])
       }
-      probe.many(set, pairs, count, starts, out)
+      probe.many(mode, pairs, count, starts, out)
       for (let i = 0; i < count; i++) results[from + i] = out[i] === 1
     }
     return results

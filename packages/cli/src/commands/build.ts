@@ -6,7 +6,7 @@ import { sameParameters } from '@bloomkit/core/store'
 import type { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { Command, Option } from 'commander'
 import { levelBackend } from '../backends.js'
-import { buildSnapshot, planShardGroups, type PassRunner } from '../bulk-build.js'
+import { buildSnapshot, planShardGroups, type Counting, type PassRunner } from '../bulk-build.js'
 import { clearDebris } from '../debris.js'
 import { CliError } from '../errors.js'
 import { byteCount, byteSize, integer, probability, keyCount } from '../flags.js'
@@ -131,13 +131,13 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
   await clearDebris(target)
   const { parameters, replacedCount } = await chooseParameters(target, options)
   const counting = options.counting === true
-  const groups = planShardGroups(parameters, options.memory, counting)
+  const groups = planShardGroups(parameters, options.memory, { counting })
   const started = performance.now()
   // Keys typed at a terminal: say what is awaited (a silent wait looks like a hang), and draw no bar
   // unless asked, as its redraws would write over the keys being typed.
   const typing = input === '-' && process.stdin.isTTY === true
   if (typing) process.stderr.write('bloomkit build: reading keys from standard input, one per line; end with Ctrl-D (or give a file of keys instead of -)\n')
-  const progress = await BuildProgress.start(progressWanted(options) && (!typing || options.progress === true), size, input === '-' ? 1 : groups.length)
+  const progress = await BuildProgress.start({ bar: progressWanted(options) && (!typing || options.progress === true), inputBytes: size, passes: input === '-' ? 1 : groups.length })
   const counts: InputCounts = { keys: 0, skipped: 0 }
   /** One pass over the input; the first pass's counts are the ones reported. */
   async function* blocks(pass: number): AsyncGenerator<KeyBlock> {
@@ -162,9 +162,9 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
       if (input === '-' && groups.length > 1) {
         // Standard input cannot be read twice: spill the keys into a LevelDB filter on disk, then stream its snapshot.
         spill = await mkdtemp(join(tmpdir(), 'bloomkit-spill-'))
-        source = await spillThroughLevel(join(spill, 'filter'), parameters, blocks(0), counting)
+        source = await spillThroughLevel(join(spill, 'filter'), parameters, blocks(0), { counting })
       } else {
-        source = buildSnapshot(parameters, groups, fillFrom(blocks), counting)
+        source = buildSnapshot(parameters, groups, fillFrom(blocks), { counting })
       }
       await write(target, name, thenCheck(source, whole), options)
     }
@@ -181,7 +181,7 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
     passes: input === '-' ? 1 : groups.length,
     seconds: Number(seconds.toFixed(3)),
     keysPerSecond: Math.round(counts.keys / seconds),
-    parameters: shownParameters(parameters, options.showSeed === true),
+    parameters: shownParameters(parameters, { showSeed: options.showSeed === true }),
     ...(counting ? { counting: true, counterBits: 4 } : {}),
   }
   if (options.json === true) console.log(JSON.stringify(summary, null, 2))
@@ -204,7 +204,7 @@ async function chooseParameters(target: Target, options: BuildOptions): Promise<
   let stored: StoredFilter | undefined
   if (options.replace === true) {
     try {
-      stored = await storedFilter(target, { name: options.name, timeout: options.timeout }, options.allowShrink !== true)
+      stored = await storedFilter(target, { name: options.name, timeout: options.timeout }, { count: options.allowShrink !== true })
     } catch (error) {
       // With sizing flags the stored filter is read only for its seed and count: one that cannot
       // be read (a damaged file) is replaced whole, with a new seed.
@@ -228,8 +228,8 @@ async function chooseParameters(target: Target, options: BuildOptions): Promise<
 
 async function write(target: Target, name: string | undefined, source: AsyncIterable<Uint8Array>, options: BuildOptions): Promise<void> {
   const replace = options.replace === true
-  if (target.kind === 'file') return writeSnapshotFile(target.path, source, replace)
-  if (target.kind === 'level') return writeLevel(target.folder, source, replace)
+  if (target.kind === 'file') return writeSnapshotFile(target.path, source, { replace })
+  if (target.kind === 'level') return writeLevel(target.folder, source, { replace })
   // A counting filter with other sizing is replaced in a new generation, as a plain one is (rebuildRedis).
   return withLockHint(name!, writeRedis(target, name!, source, { replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl, label: `build:${name!}` }))
 }
@@ -325,8 +325,8 @@ const SPILL_BATCH = 16_384
  * (created empty with the exact parameters by importing an all-zero snapshot), whose snapshot is
  * then streamed to the target.
  */
-async function spillThroughLevel(folder: string, parameters: FilterParameters, blocks: AsyncIterable<KeyBlock>, counting: boolean): Promise<AsyncIterable<Uint8Array>> {
-  const empty = buildSnapshot(parameters, planShardGroups(parameters, 64 << 20, counting), async () => {}, counting)
+async function spillThroughLevel(folder: string, parameters: FilterParameters, blocks: AsyncIterable<KeyBlock>, { counting = false }: Counting): Promise<AsyncIterable<Uint8Array>> {
+  const empty = buildSnapshot(parameters, planShardGroups(parameters, 64 << 20, { counting }), async () => {}, { counting })
   const { CountingLevelFilter, LevelBloomFilter } = await levelBackend()
   const filter: LevelBloomFilter | CountingLevelFilter = counting ? await CountingLevelFilter.import(folder, empty) : await LevelBloomFilter.import(folder, empty, { kind: 'fixed' })
   try {

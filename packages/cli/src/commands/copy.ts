@@ -52,8 +52,8 @@ Examples:
       if (options.plain === true && !counting) throw new CliError('CLI_USAGE', `--plain copies a counting filter as a plain one; ${redact(sourceText)} is already plain`)
       const source = verified(opened.chunks(), counting ? 'counting' : 'plain')
       const chunks = options.plain === true ? plainFromCounting(source) : source
-      if (target.kind === 'file') await writeSnapshotFile(target.path, chunks, replace)
-      else if (target.kind === 'level') await writeLevel(target.folder, chunks, replace)
+      if (target.kind === 'file') await writeSnapshotFile(target.path, chunks, { replace })
+      else if (target.kind === 'level') await writeLevel(target.folder, chunks, { replace })
       else await writeRedis(target, targetName!, chunks, { replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl })
     } finally {
       await opened.close()

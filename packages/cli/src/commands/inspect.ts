@@ -42,7 +42,7 @@ Examples:
         target: target.kind === 'redis' ? redact(target.text) : target.text,
         kind: target.kind,
         name: target.kind === 'redis' ? options.name : undefined,
-        parameters: shownParameters(parameters, options.showSeed === true),
+        parameters: shownParameters(parameters, { showSeed: options.showSeed === true }),
         filter: counting === undefined ? 'plain' : 'counting',
         ...(counting === undefined ? {} : { counterBits: 4, saturatedCounters: counting.saturated }),
         bytes: parameters.bits * bytesPerBit,

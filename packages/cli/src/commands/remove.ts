@@ -90,7 +90,7 @@ Examples:
         interrupted = error
       }
       // A file is rewritten whole, through a temporary file renamed over it: all of the removals or none.
-      if (target.kind === 'file') await writeSnapshotFile(target.path, filter.exportChunks(), true)
+      if (target.kind === 'file') await writeSnapshotFile(target.path, filter.exportChunks(), { replace: true })
     } finally {
       await opened.close()
     }

@@ -46,7 +46,7 @@ Examples:
     const { sizeRedisFilter } = await redisBackend()
     const options = { ...flags, capacity: flags.capacity, errorRate: flags.errorRate }
     // The library's own sizing for the kind: RedisCountingFilter.create sizes with the counter width too.
-    const counterBits = counterBitsOf(options.counting)
+    const counterBits = counterBitsOf(options)
     const width = Math.max(1, counterBits)
     const rows: SizeRow[] = (['blocked', 'classic'] as const).map((layout) => {
       const sizing = { capacity: options.capacity, errorRate: options.errorRate, shards: options.shards, layout }

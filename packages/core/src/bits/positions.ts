@@ -53,7 +53,7 @@ export function fillPositions(
   out: Uint32Array,
   offset: number,
 ): void {
-  fillClassic(a, b, shardBits, hashes, out, offset, false)
+  fillClassic(a, b, shardBits, hashes, out, offset, PLAIN)
 }
 
 /**
@@ -71,11 +71,17 @@ export function fillRemixedPositions(
   out: Uint32Array,
   offset: number,
 ): void {
-  fillClassic(a, b, shardBits, hashes, out, offset, true)
+  fillClassic(a, b, shardBits, hashes, out, offset, REMIXED)
 }
 
-/** Schemes 1 and 3 in one loop: `remix` is fixed per call, so its branch is always predicted. */
-function fillClassic(a: number, b: number, shardBits: number, hashes: number, out: Uint32Array, offset: number, remix: boolean): void {
+/** Scheme 1's positions: h_i as it is. */
+const PLAIN = 0
+/** Scheme 3's positions: h_i remixed by {@link fmix32}. */
+const REMIXED = 1
+
+/** Schemes 1 and 3 in one loop: `mixing` is fixed per call, so its branch is always predicted. */
+function fillClassic(a: number, b: number, shardBits: number, hashes: number, out: Uint32Array, offset: number, mixing: typeof PLAIN | typeof REMIXED): void {
+  const remix = mixing === REMIXED
   let x = a | 0
   let y = b | 0
   for (let i = 0; i < hashes; i++) {

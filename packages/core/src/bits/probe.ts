@@ -1,4 +1,5 @@
 import { shardBitsOf, shardBytesOf, type FilterParameters } from '../parameters.js'
+import { SET_BITS, type BitMode } from './bit-kernels.js'
 import { BLOCK_BITS, blockIndex, fmix32, PROBE_STEP, scaleToShard, shardOf } from './positions.js'
 
 const BLOCK_BYTES = BLOCK_BITS / 8
@@ -126,7 +127,7 @@ export class ArrayProbe {
   }
 
   /**
-   * Adds (`set`) or checks `count` keys whose hashes are `pairs[2i]`, `pairs[2i + 1]`, writing 1 or 0
+   * Adds ({@link SET_BITS}) or checks (`TEST_BITS`) `count` keys whose hashes are `pairs[2i]`, `pairs[2i + 1]`, writing 1 or 0
    * to `out[i]` (new, or present), in key order, so a key twice is new only the first time. Blocked
    * layout: `starts[i]` must hold the key's {@link blockByte}, which the caller computes while it
    * hashes (in a loop of its own here, that arithmetic cost hasMany ~20 % at 10M keys). Then two
@@ -136,7 +137,7 @@ export class ArrayProbe {
    * hold the byte of the key's first probe ({@link firstByte}); the loads overlap the same way, then
    * the keys go one by one (an absent key is mostly settled by that first probe, as in a single `has`).
    */
-  many(set: boolean, pairs: Int32Array, count: number, starts: Int32Array, out: Uint8Array): void {
+  many(mode: BitMode, pairs: Int32Array, count: number, starts: Int32Array, out: Uint8Array): void {
     const { bytes, hashes } = this
     // A loop of nothing but loads (each block's first byte: large filters' blocks are cache lines,
     // see MemoryBitStore): how many misses the CPU keeps in flight is bounded by how many iterations
@@ -144,6 +145,7 @@ export class ArrayProbe {
     // and the block arithmetic here made hasMany ~1.5x slower at 10M keys).
     // Unrolled by 8: fewer loop instructions between the loads let more of them into the reorder
     // buffer at once (hasMany of 1000 keys on a 10M filter ~20 % faster than one load an iteration).
+    const set = mode === SET_BITS
     let touched = 0
     let t = 0
     for (; t + 8 <= count; t += 8) {

@@ -157,7 +157,7 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
    * CRC-32. Moves byte for byte between backends. For large filters use {@link exportChunks}.
    */
   override export(): Outcome<Sync, Uint8Array> {
-    return this.exportAs(false)
+    return this.exportAs('counting')
   }
 
   /**
@@ -166,7 +166,7 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
    * quarter of the size (e.g. from a server-side counting filter to browsers).
    */
   exportPlain(): Outcome<Sync, Uint8Array> {
-    return this.exportAs(true)
+    return this.exportAs('plain')
   }
 
   /** The counting snapshot as a stream of chunks of at most 1 MiB of counters. */
@@ -192,7 +192,9 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
     return this.many(keys, this.removeOp)
   }
 
-  private exportAs(plain: boolean): Outcome<Sync, Uint8Array> {
+  /** The whole snapshot: a counting one (version 3), or a plain one (version 1) of the same keys. */
+  private exportAs(format: 'counting' | 'plain'): Outcome<Sync, Uint8Array> {
+    const plain = format === 'plain'
     return this.io.call(() => {
       if (this.isClosed) throw closedError()
       const out = new Uint8Array(snapshotBytes(this.parameters, plain ? 0 : COUNTER_BITS))

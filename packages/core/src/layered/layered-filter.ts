@@ -8,7 +8,7 @@ import { hashPairs, keyBatches } from './layered-batch.js'
 import { errorRateSteps, exportSteps, layerInfos } from './layered-report.js'
 import type { LayeredFilterOptions, LayerStorage, StoredLayer } from './layer-storage.js'
 import { layerCapacity, layeredMergeRefused, layerParameters, windowOf, type LayerInfo, type LayerPolicy } from './layer-policy.js'
-import { checkClock, foundIn, mayBeDropped, probeOf, runSteps, type Probe, type Steps } from './layered-steps.js'
+import { ASYNC_STEPS, checkClock, foundIn, mayBeDropped, probeOf, runSteps, SYNC_STEPS, type Probe, type Steps } from './layered-steps.js'
 import { checkClockOption } from '../option-values.js'
 import { TickBatch } from './tick-batch.js'
 
@@ -210,7 +210,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
 
   /** Runs a method's steps: plain calls over a sync port, awaited ones over an async port. */
   protected run<T>(steps: Steps<T>): Outcome<Sync, T> {
-    return runSteps(this.storage.sync, steps) as Outcome<Sync, T>
+    return runSteps(steps, this.storage) as Outcome<Sync, T>
   }
 
   /** The live layers after moving to the clock's window, mapped by `map`. */
@@ -329,7 +329,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
     const layer =
       newest !== undefined && newest.entry.window === (this.rotating ? this.window : 0) && (this.policy.growth === 0 || newest.count < newest.entry.capacity)
         ? newest
-        : (runSteps(true, this.writable()) as StoredLayer<Sync>)
+        : (runSteps(this.writable(), SYNC_STEPS) as StoredLayer<Sync>)
     probeOf(layer).add(a, b)
     this.storage.settle(layer, 0, 1)
     return true
@@ -383,7 +383,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
         if (this.rotating) async.currentWindow()
         return async.judged()
       },
-      writable: () => runSteps(false, async.writable()) as Promise<StoredLayer<false>>,
+      writable: () => runSteps(async.writable(), ASYNC_STEPS) as Promise<StoredLayer<false>>,
     }
     const results: boolean[] = []
     for (const batch of keyBatches(keys, this.batchKeys)) {

@@ -3,6 +3,7 @@ import type { KeyHasher, BloomKey } from '../hashing/key-hasher.js'
 import { hashPairs, layerBatch } from './layered-batch.js'
 import type { LayerPolicy } from './layer-policy.js'
 import type { LayerStorage, StoredLayer } from './layer-storage.js'
+import { SET_BITS, TEST_BITS, type BitMode } from '../bits/bit-kernels.js'
 import { PositionBatch } from '../bits/position-batch.js'
 import { positionsOf, shardOf } from '../bits/positions.js'
 
@@ -33,9 +34,18 @@ export async function stillNew(layer: StoredLayer, pairs: Uint32Array, pending: 
   return pending.filter((_, slot) => out[slot] === 0)
 }
 
+/** How {@link runSteps} drives the steps: as a sync port's calls (`{ sync: true }`) or an async one's. A port itself fits. */
+export interface Driving {
+  readonly sync: boolean
+}
+
+/** Driving plain calls, and awaited ones (constants, so that no call allocates one). */
+export const SYNC_STEPS: Driving = { sync: true }
+export const ASYNC_STEPS: Driving = { sync: false }
+
 /** Runs `steps`: sync, each yielded value handed straight back; async, each awaited (a rejection thrown into the generator). */
-export function runSteps<T>(sync: boolean, steps: Steps<T>): T | Promise<T> {
-  if (sync) {
+export function runSteps<T>(steps: Steps<T>, driving: Driving): T | Promise<T> {
+  if (driving.sync) {
     let step = steps.next()
     while (step.done !== true) step = steps.next(step.value)
     return step.value
@@ -65,17 +75,17 @@ export function probeOf(layer: StoredLayer): Probe {
   const fill = positionsOf(store.parameters.scheme)
   const batch = new PositionBatch(1, hashes)
   const out = new Uint8Array(1)
-  const one = (a: number, b: number, set: boolean): boolean => {
+  const one = (a: number, b: number, mode: BitMode): boolean => {
     batch.shards[0] = shardOf(a, b, shards)
     fill(a, b, shardBits, hashes, batch.positions, 0)
     batch.pairs[0] = a
     batch.pairs[1] = b
     batch.size = 1
-    if (set) store.setBits(batch, out)
+    if (mode === SET_BITS) store.setBits(batch, out)
     else store.testBits(batch, out)
     return out[0] === 1
   }
-  return { has: (a, b) => one(a, b, false), add: (a, b) => one(a, b, true) }
+  return { has: (a, b) => one(a, b, TEST_BITS), add: (a, b) => one(a, b, SET_BITS) }
 }
 
 /**

@@ -79,7 +79,7 @@ export class LevelCounterStore implements CounterStore<false> {
     const { pages, pageBytes, pagesPerShard } = this.geometry
     this.cache = new PageCache(pages, pages, pageBytes)
     this.versions = new PageVersions(pages)
-    this.io = new PageIO(location, db, this.cache, this.geometry, this.versions, this.sync)
+    this.io = new PageIO({ location, db, cache: this.cache, geometry: this.geometry, versions: this.versions, sync: this.sync })
     this.stride = pagesPerShard * pageBytes
     this.counterShift = Math.log2(pageBytes * 2)
     this.marks = new Uint8Array(pages)
@@ -108,12 +108,12 @@ export class LevelCounterStore implements CounterStore<false> {
       const stored = await db.get(COUNTING_META_KEY)
       if (stored !== undefined) {
         const existing = decodeCountingMetadata(where, stored)
-        checkAdoptable(where, parameters, existing.parameters, seeded, earlier)
+        checkAdoptable(where, { parameters, seeded, earlier }, existing.parameters)
         return { meta: existing, anchor: existingAnchor(where) }
       }
       await refusePlain(where, db)
       // Nothing else may be there (another application's data, an unfinished import).
-      await readMetadata(where, db, false)
+      await readMetadata(where, db, { required: false })
       const meta: Metadata = { parameters, pageBytes }
       return { meta, anchor: await writeFirstRecords(where, db, [{ type: 'put', key: COUNTING_META_KEY, value: encodeCountingMetadata(meta) }]) }
     }, settings)
@@ -133,8 +133,8 @@ export class LevelCounterStore implements CounterStore<false> {
       if (stored === undefined) {
         // No counting record: a plain filter's folder, one whose records LevelDB lost, or none.
         await refusePlain(where, db)
-        newAnchor(where, false)
-        await readMetadata(where, db, true)
+        newAnchor(where, { create: false })
+        await readMetadata(where, db, { required: true })
       }
       return { meta: decodeCountingMetadata(where, stored!), anchor: existingAnchor(where) }
     }, settings)
@@ -224,7 +224,7 @@ export class LevelCounterStore implements CounterStore<false> {
       this.versions.reset()
       this.nextSeq = this.firstSeq = this.storedLogStart = next
       this.logBytes = 0
-      this.anchor?.advance(next, true)
+      this.anchor?.advance(next, { durable: true })
     })
   }
 
@@ -346,7 +346,7 @@ export class LevelCounterStore implements CounterStore<false> {
       }
       this.firstSeq = this.storedLogStart = this.nextSeq
     }
-    this.anchor?.advance(this.nextSeq, true)
+    this.anchor?.advance(this.nextSeq, { durable: true })
     this.logBytes = 0
   }
 
@@ -357,9 +357,9 @@ export class LevelCounterStore implements CounterStore<false> {
    */
   private async replay(): Promise<void> {
     const records = readPageLog(this.location, this.db, this.geometry.pages)
-    const { logStart, next, logBytes } = await replayLog(this.location, this.db, this.versions, this.anchor, records, ({ record }) => {
+    const { logStart, next, logBytes } = await replayLog({ location: this.location, db: this.db, versions: this.versions, anchor: this.anchor, records, apply: ({ record }) => {
       for (let i = 0; i < record.pages.length; i++) this.versions.record(record.pages[i], record.versions[i])
-    })
+    } })
     this.firstSeq = this.storedLogStart = logStart
     this.nextSeq = next
     this.logBytes = logBytes

@@ -42,10 +42,10 @@ export async function importSnapshot(
   let staged = false
   let anchor: SequenceAnchor | undefined
   try {
-    if ((await db.get(COUNTING_META_KEY)) !== undefined || (await readMetadata(where, db, false)) !== undefined) {
+    if ((await db.get(COUNTING_META_KEY)) !== undefined || (await readMetadata(where, db, { required: false })) !== undefined) {
       throw new BloomError('BLOOM_INVALID_PARAMETER', `location must be a new or empty folder; ${where} already holds a filter`)
     }
-    anchor = newAnchor(where, true)
+    anchor = newAnchor(where, { create: true })
     await db.put(IMPORTING_KEY, Uint8Array.of(1), { sync: true })
     staged = true
     const pages = new StagedPages(db, pageBytes, kind)

@@ -63,7 +63,7 @@ export function decodeMetadata(location: string, bytes: Uint8Array): Metadata {
  * @throws BloomError `BLOOM_CORRUPT_STORE` when the database holds other data or an unfinished
  *   import, `BLOOM_NOT_FOUND` when it is empty and `required`.
  */
-export async function readMetadata(location: string, db: Database, required: boolean): Promise<Metadata | undefined> {
+export async function readMetadata(location: string, db: Database, { required }: { readonly required: boolean }): Promise<Metadata | undefined> {
   const value = await db.get(META_KEY)
   if (value !== undefined) return decodeMetadata(location, value)
   if ((await db.get(IMPORTING_KEY)) !== undefined) {

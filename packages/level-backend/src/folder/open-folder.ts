@@ -36,7 +36,7 @@ export async function initializeFolder(where: string, db: Database, meta: Metada
  * @throws BloomError `BLOOM_DATA_LOST` when the anchor says the folder held a filter LevelDB lost.
  */
 export async function writeFirstRecords(where: string, db: Database, records: readonly { type: 'put'; key: string; value: Uint8Array }[]): Promise<SequenceAnchor | undefined> {
-  const anchor = newAnchor(where, true)
+  const anchor = newAnchor(where, { create: true })
   try {
     await db.batch([...records, { type: 'put', key: CHECKPOINT_KEY, value: encodeCheckpoint(1) }], { sync: true })
   } catch (error) {
@@ -50,14 +50,15 @@ export async function writeFirstRecords(where: string, db: Database, records: re
  * Whether `create` may open the filter stored in `where`.
  * @throws BloomError `BLOOM_INCOMPATIBLE` when it has other parameters.
  */
-export function checkAdoptable(where: string, checked: FilterParameters, stored: FilterParameters, seeded: boolean, earlier: readonly FilterParameters[]): void {
+export function checkAdoptable(where: string, wanted: Parameters<typeof adoptsStored>[0], stored: FilterParameters): void {
+  const checked = wanted.parameters
   // Every field, layout included (the shared comparison is the one merge and import use); the
   // seed too unless the caller left it to chance (`seeded` false): then the stored one is kept.
-  if (!adoptsStored(checked, stored, seeded, earlier)) {
+  if (!adoptsStored(wanted, stored)) {
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
       `${where} already holds a filter with other parameters: ${formatParameters(stored)}` +
-        ` (asked for ${formatParameters(checked)}${seedNote(stored, checked, { seeded })}); open it, or use another folder`,
+        ` (asked for ${formatParameters(checked)}${seedNote(stored, checked, { seeded: wanted.seeded })}); open it, or use another folder`,
     )
   }
 }
@@ -70,14 +71,16 @@ export function checkAdoptable(where: string, checked: FilterParameters, stored:
  * @throws BloomError `BLOOM_DATA_LOST` when the log has a gap or ends before the anchor;
  *   `BLOOM_CORRUPT_STORE` for a damaged record.
  */
-export async function replayLog<R extends LoggedRecord>(
-  location: string,
-  db: Database,
-  versions: PageVersions,
-  anchor: SequenceAnchor | undefined,
-  records: AsyncIterable<R>,
-  apply: (record: R) => unknown,
-): Promise<{ logStart: number; next: number; logBytes: number }> {
+export async function replayLog<R extends LoggedRecord>({ location, db, versions, anchor, records, apply }: {
+  readonly location: string
+  readonly db: Database
+  readonly versions: PageVersions
+  readonly anchor: SequenceAnchor | undefined
+  /** The log's records, in sequence order. */
+  readonly records: AsyncIterable<R>
+  /** Sets a replayed record's bits (or counters). */
+  readonly apply: (record: R) => unknown
+}): Promise<{ logStart: number; next: number; logBytes: number }> {
   const checkpoint = await db.get(CHECKPOINT_KEY)
   if (checkpoint === undefined) throw dataLost(location, 'its checkpoint record is missing (LevelDB lost it: a damaged, truncated or deleted file)')
   const logStart = decodeCheckpoint(location, checkpoint)

@@ -37,7 +37,7 @@ export class SequenceAnchor {
    * when the folder has none. Opening with `create` makes one (recording 0) when it is missing.
    * @throws BloomError `BLOOM_CORRUPT_STORE` when the file is damaged.
    */
-  static open(location: string, create: boolean): SequenceAnchor | 'missing' | undefined {
+  static open(location: string, { create }: { readonly create: boolean }): SequenceAnchor | 'missing' | undefined {
     const node = nodeModules()
     if (node === undefined) return undefined
     const path = node.path.join(location, ANCHOR_FILE)
@@ -47,7 +47,7 @@ export class SequenceAnchor {
     const anchor = new SequenceAnchor(node.fs, fd, 0)
     try {
       if (exists) anchor.value = anchor.read(location, path)
-      else anchor.write(0, true)
+      else anchor.write(0, { durable: true })
       return anchor
     } catch (error) {
       anchor.close()
@@ -61,8 +61,8 @@ export class SequenceAnchor {
   }
 
   /** Records that the filter's records reach `next` (no-op unless it is further); fsyncs with `durable`. */
-  advance(next: number, durable = false): void {
-    if (next > this.value) this.write(next, durable)
+  advance(next: number, { durable = false }: { readonly durable?: boolean } = {}): void {
+    if (next > this.value) this.write(next, { durable })
     else if (durable && this.fd !== undefined) this.fs.fdatasyncSync(this.fd)
   }
 
@@ -84,7 +84,7 @@ export class SequenceAnchor {
     return value
   }
 
-  private write(next: number, durable: boolean): void {
+  private write(next: number, { durable }: { readonly durable: boolean }): void {
     if (this.fd === undefined) return
     this.view.setUint32(0, MAGIC, true)
     this.view.setFloat64(4, next, true)
@@ -103,8 +103,8 @@ export class SequenceAnchor {
  * for "no filter here".
  * @throws BloomError `BLOOM_DATA_LOST`.
  */
-export function newAnchor(where: string, create: boolean): SequenceAnchor | undefined {
-  const anchor = SequenceAnchor.open(where, create)
+export function newAnchor(where: string, { create }: { readonly create: boolean }): SequenceAnchor | undefined {
+  const anchor = SequenceAnchor.open(where, { create })
   if (!(anchor instanceof SequenceAnchor)) return undefined
   if (anchor.recorded > 0) {
     anchor.close()
@@ -120,7 +120,7 @@ export function newAnchor(where: string, create: boolean): SequenceAnchor | unde
  * @throws BloomError `BLOOM_CORRUPT_STORE` when it is missing or damaged.
  */
 export function existingAnchor(where: string): SequenceAnchor | undefined {
-  const anchor = SequenceAnchor.open(where, false)
+  const anchor = SequenceAnchor.open(where, { create: false })
   if (anchor === 'missing') {
     throw corruptStore(where, `its anchor file ${ANCHOR_FILE} is missing (the folder was copied in part, or the file was deleted)`)
   }

@@ -45,17 +45,28 @@ export class LevelLayers implements LayerStorage<false> {
   layers: readonly StoredLayer<false>[]
   private nextId: number
 
-  private constructor(
-    readonly location: string,
-    private readonly db: Database,
-    readonly policy: LayerPolicy,
-    private readonly options: LevelCreateStoreOptions,
-    private readonly pool: LayerPool,
-    layers: StoredLayer<false>[],
-    nextId: number,
-  ) {
-    this.layers = layers
-    this.nextId = nextId
+  readonly location: string
+  readonly policy: LayerPolicy
+  private readonly db: Database
+  private readonly options: LevelCreateStoreOptions
+  private readonly pool: LayerPool
+
+  private constructor(parts: {
+    readonly location: string
+    readonly db: Database
+    readonly policy: LayerPolicy
+    readonly options: LevelCreateStoreOptions
+    readonly pool: LayerPool
+    readonly layers: StoredLayer<false>[]
+    readonly nextId: number
+  }) {
+    this.location = parts.location
+    this.db = parts.db
+    this.policy = parts.policy
+    this.options = parts.options
+    this.pool = parts.pool
+    this.layers = parts.layers
+    this.nextId = parts.nextId
   }
 
   /** Opens the manifest database of `where` (created when `create`), and runs `body` on it; closes it if `body` throws. */
@@ -108,7 +119,7 @@ export class LevelLayers implements LayerStorage<false> {
       for (const layer of layers) await layer.store.close()
       throw error
     }
-    const storage = new LevelLayers(where, db, manifest.policy, options, pool, layers, manifest.nextId)
+    const storage = new LevelLayers({ location: where, db, policy: manifest.policy, options, pool, layers, nextId: manifest.nextId })
     if (manifest.dropped.length > 0 || manifest.layers.some((entry) => entry.parameters === undefined)) await storage.save([])
     return storage
   }

@@ -1,4 +1,4 @@
-import { testBitSetBit, testOrSetBatch, TEST_BITS, type PositionBatch } from '@bloomkit/core/store'
+import { SET_BITS, testBitSetBit, testOrSetBatch, TEST_BITS, type BitMode, type PositionBatch } from '@bloomkit/core/store'
 import type { PageCache } from './page-cache.js'
 import type { PageGeometry } from './page-geometry.js'
 import type { PageIO } from './page-io.js'
@@ -23,10 +23,12 @@ export class BatchApplier {
   }
 
   /**
-   * Sets (`set`) or tests the batch's bits; `out[i]` as in the BitStore contract. Returns how many
-   * keys were new. `counts` (set bits per shard), when known, is kept up to date.
+   * Sets ({@link SET_BITS}) or tests ({@link TEST_BITS}) the batch's bits; `out[i]` as in the
+   * BitStore contract. Returns how many keys were new. `counts` (set bits per shard), when known,
+   * is kept up to date.
    */
-  async apply(batch: PositionBatch, out: Uint8Array, set: boolean, counts: Float64Array | undefined): Promise<number> {
+  async apply(batch: PositionBatch, out: Uint8Array, mode: BitMode, counts: Float64Array | undefined): Promise<number> {
+    const set = mode === SET_BITS
     if (this.cache.direct && this.cache.used === this.cache.capacity) {
       // The whole filter is in the arena, laid out as in a snapshot: index it like the memory backend does.
       if (set) return this.setDirect(batch, out, counts)
@@ -36,7 +38,7 @@ export class BatchApplier {
     // A test changes nothing, so it can simply start over when it meets a page that is not held.
     if (!set && this.testInOrder(batch, out)) return 0
     if (set && this.allHeld(batch)) return this.setInOrder(batch, out, counts)
-    if (!(await this.loadForBatch(batch))) return this.applySorted(batch, out, set, counts)
+    if (!(await this.loadForBatch(batch))) return this.applySorted(batch, out, mode, counts)
     if (set) return this.setInOrder(batch, out, counts)
     this.testInOrder(batch, out)
     return 0
@@ -171,7 +173,8 @@ export class BatchApplier {
    * The batch sorted by page, a cacheful of pages at a time. Within a page, entries keep batch order,
    * so "was key i new" comes out as if keys were set one after another.
    */
-  private async applySorted(batch: PositionBatch, out: Uint8Array, set: boolean, counts: Float64Array | undefined): Promise<number> {
+  private async applySorted(batch: PositionBatch, out: Uint8Array, mode: BitMode, counts: Float64Array | undefined): Promise<number> {
+    const set = mode === SET_BITS
     const { size, hashes, shards, positions } = batch
     const entries = size * hashes
     const order = this.orderEntries(batch)

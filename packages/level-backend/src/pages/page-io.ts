@@ -22,16 +22,30 @@ export class PageIO {
   /** Pages per step when working through more pages than the cache holds. */
   readonly stepPages: number
 
-  constructor(
-    readonly location: string,
-    readonly db: Database,
-    readonly cache: PageCache,
-    readonly geometry: PageGeometry,
-    readonly versions: PageVersions,
+  readonly location: string
+  readonly db: Database
+  readonly cache: PageCache
+  readonly geometry: PageGeometry
+  readonly versions: PageVersions
+  /** Whether eviction writes fsync. */
+  private readonly sync: boolean
+
+  constructor(parts: {
+    readonly location: string
+    readonly db: Database
+    readonly cache: PageCache
+    readonly geometry: PageGeometry
+    readonly versions: PageVersions
     /** Whether eviction writes fsync. */
-    private readonly sync: boolean,
-  ) {
-    this.stepPages = Math.min(cache.capacity, Math.max(1, STEP_BYTES / geometry.pageBytes))
+    readonly sync: boolean
+  }) {
+    this.location = parts.location
+    this.db = parts.db
+    this.cache = parts.cache
+    this.geometry = parts.geometry
+    this.versions = parts.versions
+    this.sync = parts.sync
+    this.stepPages = Math.min(parts.cache.capacity, Math.max(1, STEP_BYTES / parts.geometry.pageBytes))
   }
 
   /** Loads pages (numbers not held) into slots freed by CLOCK, writing dirty victims first in one batch. */

@@ -74,7 +74,7 @@ export async function createMeta(shards: ShardGenerations, state: FilterState, t
     throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${names.name}" exists without a feed (store format ${STORE_FORMAT}); feed: true was asked for. Create the filter with a feed under another name, or import its snapshot there`)
   }
   // A creator that left the seed to chance (`seeded` false) takes the stored filter's seed.
-  if (!adoptsStored(parameters, stored.parameters, seeded, earlier)) {
+  if (!adoptsStored({ parameters, seeded, earlier }, stored.parameters)) {
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
       `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}${seedNote(stored.parameters, parameters, { seeded })}; ${remedy}`,

@@ -3,7 +3,7 @@
 // began after the call proved them current (or, bounded, while the last catch-up is recent enough),
 // anything in doubt asked of Redis.
 import { BloomError, type BloomKey } from '@bloomkit/core'
-import { layeredBatch, type BitStore, type KeyHasher } from '@bloomkit/core/store'
+import { layeredBatch, TEST_BITS, type BitStore, type KeyHasher } from '@bloomkit/core/store'
 import { shardOf } from '@bloomkit/core/spec'
 import { dataLost } from '../errors.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
@@ -146,7 +146,7 @@ export class Replica implements ReplicaHost {
         pairs[2 * (from + i) + 1] = b
         starts[i] = blocked ? probe.blockByte(a, b) : probe.firstByte(a, b)
       }
-      probe.many(false, chunkPairs, size, starts, out)
+      probe.many(TEST_BITS, chunkPairs, size, starts, out)
       for (let i = 0; i < size; i++) {
         const index = from + i
         const shard = shardOf(chunkPairs[2 * i], chunkPairs[2 * i + 1], this.shardCount)
