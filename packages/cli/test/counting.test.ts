@@ -208,7 +208,9 @@ describe('counting filters in LevelDB and Redis through the CLI', () => {
     const sized = JSON.parse((await runCli(['size', ...big, '--counting', '--json'])).stdout)
     expect(sized).toMatchObject({ counting: true, counterBits: 4 })
     const blocked = sized.layouts.find((row: { layout: string }) => row.layout === 'blocked')
-    expect(blocked.redis.parameters).toEqual({ ...library.parameters, seed: 0 })
+    // Sizing chooses no seed, so size --json gives none (issue 37 item 2).
+    const { seed: _seed, ...sizedParameters } = library.parameters
+    expect(blocked.redis.parameters).toEqual(sizedParameters)
     expect(blocked.bytes).toBe(blocked.parameters.bits / 2)
     const text = (await runCli(['size', ...big, '--counting'])).stdout
     expect(text).toMatch(/counting filter: 4-bit counters/)
