@@ -134,7 +134,7 @@ const POSITIONS_PER_SCRIPT = 8192
  * swap (docs/SPEC.md 9.5).
  */
 async function setLiveAndNext(shards: ShardGenerations, batch: PositionBatch, { shard, keys, from, to }: Part): Promise<void> {
-  const { client, shardBytes, markerPlain, markerFlagged } = shards
+  const { shardBytes, markerPlain, markerFlagged } = shards
   const keysPerCall = Math.max(1, Math.floor(POSITIONS_PER_SCRIPT / batch.hashes))
   const live = shards.key(shard, 'live')
   const what = `add on ${live}`
@@ -147,7 +147,7 @@ async function setLiveAndNext(shards: ShardGenerations, batch: PositionBatch, { 
     }
     // A filter with a feed gets the keys' entry in the same script (docs/SPEC.md 9.12).
     const entry = feedKey.length > 0 ? [shards.feedLength, addValue(batch, keys, start, end)] : [0, '']
-    const written = await shards.call(client.eval(SET_LIVE_AND_NEXT, 2 + feedKey.length, live, shards.key(shard, 'next'), ...feedKey, shardBytes, markerPlain, markerFlagged, ...entry, ...positions), what)
+    const written = await shards.script(SET_LIVE_AND_NEXT, [2 + feedKey.length, live, shards.key(shard, 'next'), ...feedKey, shardBytes, markerPlain, markerFlagged, ...entry, ...positions], what)
     if (Number(written) !== 1) throw dataLost(what)
   }
 }
@@ -155,7 +155,7 @@ async function setLiveAndNext(shards: ShardGenerations, batch: PositionBatch, { 
 /** Deletes `key` if it lacks both markers (debris a write to a lost shard re-created). Best effort. */
 export async function discardUnmarked(shards: ShardGenerations, key: string): Promise<void> {
   try {
-    await shards.call(shards.client.eval(DISCARD_UNMARKED, 1, key, shards.shardBytes, shards.markerPlain, shards.markerFlagged), `discard ${key}`)
+    await shards.script(DISCARD_UNMARKED, [1, key, shards.shardBytes, shards.markerPlain, shards.markerFlagged], `discard ${key}`)
   } catch {
     // Best effort: the caller is about to raise BLOOM_DATA_LOST, which says what matters.
   }

@@ -121,7 +121,7 @@ export class RedisBitStore implements BitStore<false> {
     const out = new Uint8Array(length)
     for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
       const end = Math.min(length, at + IO_CHUNK_BYTES)
-      const bytes = (await this.shardScript(READ_SHARD, shard, [offset + at, offset + end - 1], 'readShard', { buffer: true })) as Buffer
+      const bytes = (await this.shardScript(READ_SHARD, shard, [offset + at, offset + end - 1], 'readShard')) as Buffer
       if (bytes.length !== end - at) throw dataLost(`readShard ${this.shards.key(shard, this.generation)}`)
       out.set(bytes, at)
     }
@@ -150,11 +150,7 @@ export class RedisBitStore implements BitStore<false> {
    */
   async clear(): Promise<void> {
     this.checkOpen()
-    await this.shards.forEachShard(async (shard) => {
-      await this.shards.allocateNext(shard)
-      await this.shards.sealNext(shard)
-      await this.shards.swapNext(shard, 0)
-    })
+    await this.shards.renewShards()
   }
 
   async close(): Promise<void> {
@@ -368,14 +364,13 @@ export class RedisBitStore implements BitStore<false> {
    * Runs a shard script (scripts.ts) on `shard`'s key. With `resetFeed`, a live shard of a filter
    * with a feed has its feed reset in the same script (bits changed in place, not by adds).
    */
-  private shardScript(script: string, shard: number, args: Array<number | Buffer>, what: string, { buffer = false, resetFeed = false } = {}): Promise<unknown> {
-    const { client, shardBytes, markerPlain } = this.shards
+  private shardScript(script: string, shard: number, args: Array<number | Buffer>, what: string, { resetFeed = false } = {}): Promise<unknown> {
+    const { shardBytes, markerPlain } = this.shards
     const key = this.shards.key(shard, this.generation)
     const all = [shardBytes, markerPlain, this.shards.otherMarker(this.generation), ...args]
     const keys = resetFeed && this.fed ? [key, this.shards.names.feed(shard)] : [key]
     if (keys.length === 2) all.push(this.shards.feedLength, resetValue())
-    const promise = buffer ? client.callBuffer('eval', script, keys.length, ...keys, ...all) : client.eval(script, keys.length, ...keys, ...all)
-    return this.shards.call(promise, `${what} on ${key}`)
+    return this.shards.script(script, [keys.length, ...keys, ...all], `${what} on ${key}`)
   }
 
   private checkOpen(): void {

@@ -60,7 +60,7 @@ export class RedisCounterStore implements CounterStore<false> {
     const out = new Uint8Array(length)
     for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
       const end = Math.min(length, at + IO_CHUNK_BYTES)
-      const bytes = (await this.script(READ_SHARD, shard, [this.shards.markerPlain, offset + at, offset + end - 1], 'readShard', true)) as Buffer
+      const bytes = (await this.script(READ_SHARD, shard, [this.shards.markerPlain, offset + at, offset + end - 1], 'readShard')) as Buffer
       if (bytes.length !== end - at) throw dataLost(`readShard ${this.shards.names.shard(shard)}`)
       out.set(bytes, at)
     }
@@ -87,11 +87,7 @@ export class RedisCounterStore implements CounterStore<false> {
 
   async clear(): Promise<void> {
     this.checkOpen()
-    await this.shards.forEachShard(async (shard) => {
-      await this.shards.allocateNext(shard)
-      await this.shards.sealNext(shard)
-      await this.shards.swapNext(shard, 0)
-    })
+    await this.shards.renewShards()
   }
 
   async close(): Promise<void> {
@@ -130,7 +126,7 @@ export class RedisCounterStore implements CounterStore<false> {
         for (let from = 0; from < keys.length; from += SCRIPT_CHUNK_KEYS) {
           const chunk = keys.subarray(from, Math.min(keys.length, from + SCRIPT_CHUNK_KEYS))
           const { runs, offsets, counters } = counterBatchArgs(batch, chunk)
-          const reply = (await this.script(COUNTER_BATCH, shard, [op, k, runs, offsets, counters], what, true)) as Buffer
+          const reply = (await this.script(COUNTER_BATCH, shard, [op, k, runs, offsets, counters], what)) as Buffer
           if (reply.length !== chunk.length) throw new BloomError('BLOOM_STORE_UNAVAILABLE', `${what}: Redis answered ${reply.length} results for ${chunk.length} keys`)
           for (let i = 0; i < chunk.length; i++) out[chunk[i]] = reply[i] === 0x31 ? 1 : 0
         }
@@ -138,13 +134,11 @@ export class RedisCounterStore implements CounterStore<false> {
     ])
   }
 
-  /** A script on shard `shard`'s live key with the marker's offset and value first. */
-  private script(body: string, shard: number, args: Array<number | string | Buffer>, what: string, buffer = false): Promise<unknown> {
-    const { client, shardBytes, markerPlain } = this.shards
+  /** A script on shard `shard`'s live key with the marker's offset and value first; bulk replies as Buffers. */
+  private script(body: string, shard: number, args: Array<number | string | Buffer>, what: string): Promise<unknown> {
+    const { shardBytes, markerPlain } = this.shards
     const key = this.shards.names.shard(shard)
-    const all = [shardBytes, markerPlain, ...args]
-    const promise = buffer ? client.callBuffer('eval', body, 1, key, ...all) : client.eval(body, 1, key, ...all)
-    return this.shards.call(promise as Promise<unknown>, `${what} on ${key}`)
+    return this.shards.script(body, [1, key, shardBytes, markerPlain, ...args], `${what} on ${key}`)
   }
 
   private checkOpen(): void {

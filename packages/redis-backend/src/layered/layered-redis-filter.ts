@@ -1,6 +1,7 @@
 import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
 import { createKeyHasher, layeredBatch, layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from '../errors.js'
+import { runScript } from '../wire/script.js'
 import { checkName, layerName, metaKey } from '../layout/key-names.js'
 import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
 import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
@@ -64,7 +65,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     checkName(name)
     const policy = layerPolicyOf(options)
     const feedLength = feedLengthOf(options)
-    await callRedis(client.eval(CREATE_LAYERED, 1, metaKey(name), ...withLayeredCheck([...policyFields(policy, feedLength), 'layers', '', 'version', '1', 'nextId', '0'])), timeoutOf(options), `create "${name}"`)
+    await runScript(client, CREATE_LAYERED, [1, metaKey(name), ...withLayeredCheck([...policyFields(policy, feedLength), 'layers', '', 'version', '1', 'nextId', '0'])], timeoutOf(options), `create "${name}"`)
     const filter = await LayeredRedisFilter.open(client, name, options)
     // A feed asked for must be there (as for a fixed filter); one there is fine without asking.
     if (feedLength > 0 && filter.redis.feedLength === 0) {
@@ -159,7 +160,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
       // Below the lowest named: layers dropped from the list, until the first that has expired.
       let id = (ids.at(-1) ?? 1) - 1
       while (id >= 1 && (await RedisBloomFilter.destroy(client, layerName(name, id), options))) id--
-      const done = Number(await callRedis(client.eval(DELETE_UNCHANGED_META, 1, meta, fields.layers ?? '', fields.nextId ?? ''), timeout, `destroy "${name}"`))
+      const done = Number(await runScript(client, DELETE_UNCHANGED_META, [1, meta, fields.layers ?? '', fields.nextId ?? ''], timeout, `destroy "${name}"`))
       if (done !== 0) return true
       fields = metaFields(await callRedis(client.hgetall(meta), timeout, `destroy "${name}"`))
     }

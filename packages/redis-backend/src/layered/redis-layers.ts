@@ -126,10 +126,7 @@ export class RedisLayers implements LayerStorage<false> {
     const minWindow = rotating ? entry.window - this.policy.keep + 1 : 0
     // In integers: (keep + 1) · seconds · 1000 may pass 2^53.
     const metaTtl = rotating ? String(BigInt(this.policy.keep + 1) * BigInt(this.policy.seconds) * 1000n + BigInt(WINDOW_GRACE_MS)) : '0'
-    const [version, layers, id] = (await this.call(
-      this.client.eval(GROW, 1, this.meta, this.version, `${entry.window}/${entry.index}/${entry.capacity}`, String(minWindow), metaTtl),
-      'grow',
-    )) as [string, string, string | undefined]
+    const [version, layers, id] = (await runScript(this.client, GROW, [1, this.meta, this.version, `${entry.window}/${entry.index}/${entry.capacity}`, String(minWindow), metaTtl], this.timeout, `grow "${this.name}"`, { replies: 'text' })) as [string, string, string | undefined]
     if (id === undefined || id === '' || id === null) {
       if (!(await this.adopt(String(version), String(layers ?? '')))) await this.refresh()
       return undefined
@@ -168,7 +165,7 @@ export class RedisLayers implements LayerStorage<false> {
 
   async drop(gone: readonly StoredLayer<false>[], reason: DropReason): Promise<void> {
     if (gone.length === 0) return
-    const [version, layers] = (await this.call(this.client.eval(UNLIST, 1, this.meta, ...gone.map((layer) => String(layer.entry.id))), 'drop layers')) as [string, string]
+    const [version, layers] = (await runScript(this.client, UNLIST, [1, this.meta, ...gone.map((layer) => String(layer.entry.id))], this.timeout, `drop layers "${this.name}"`, { replies: 'text' })) as [string, string]
     if (!(await this.adopt(String(version), String(layers ?? '')))) await this.refresh()
     // A passed window's layers expire by their TTL: a process whose clock is a little behind may still read them.
     if (reason === 'cleared') for (const layer of gone) await RedisBloomFilter.destroy(this.client, (layer as RedisLayer).filter.name, this.options)

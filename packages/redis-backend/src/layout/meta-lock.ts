@@ -57,10 +57,10 @@ export interface CreateMetaOptions {
  */
 export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, options: CreateMetaOptions = {}): Promise<FilterMeta | undefined> {
   const { theirs = 'requested', seeded = true, counting = false, earlier = [], remedy = 'open it (open reads its parameters from Redis), or use another name' } = options
-  const { client, names, parameters, epoch, feedLength } = shards
+  const { names, parameters, epoch, feedLength } = shards
   const fields = encodeMeta(parameters, epoch, state, token, feedLength)
   if (counting) fields.push('kind', 'counting')
-  const created = (await shards.call(client.eval(CREATE_META, 1, names.meta, ...fields) as Promise<unknown[]>, what)) as unknown[]
+  const created = (await shards.script(CREATE_META, [1, names.meta, ...fields], what, { replies: 'text' })) as unknown[]
   if (Number(created[0]) === 1) return undefined
   const stored = decodeMeta(names.name, metaFields(created.slice(1)))
   if ((stored.counting === true) !== counting) {
@@ -100,7 +100,7 @@ export interface LockOptions {
 export async function lockMeta(shards: ShardGenerations, state: FilterState, { force = false, token = randomToken() }: LockOptions = {}): Promise<string> {
   const name = shards.names.name
   const result = String(
-    await shards.call(shards.client.eval(LOCK_META, 1, shards.names.meta, String(shards.epoch), state, token, force ? '1' : '0'), `${state} "${name}"`),
+    await shards.script(LOCK_META, [1, shards.names.meta, String(shards.epoch), state, token, force ? '1' : '0'], `${state} "${name}"`, { replies: 'text' }),
   )
   if (result === 'ok') return token
   if (result === 'missing') throw new BloomError('BLOOM_NOT_FOUND', `filter "${name}" no longer exists (expired or destroyed)`)
@@ -116,12 +116,12 @@ export interface UnlockOptions {
 
 /** Releases the lock held with `token`, counting a new generation when the bits were `replaced`. */
 export async function unlockMeta(shards: ShardGenerations, token: string, what: string, { replaced = false }: UnlockOptions = {}): Promise<void> {
-  await shards.call(shards.client.eval(UNLOCK_META, 1, shards.names.meta, token, replaced ? '1' : '0'), what)
+  await shards.script(UNLOCK_META, [1, shards.names.meta, token, replaced ? '1' : '0'], what)
 }
 
 /** Deletes the meta hash if its lock is still held with `token` (a create or import that failed). */
 async function dropMeta(shards: ShardGenerations, token: string): Promise<void> {
-  await shards.call(shards.client.eval(DROP_META, 1, shards.names.meta, token), 'abandon')
+  await shards.script(DROP_META, [1, shards.names.meta, token], 'abandon')
 }
 
 /** How {@link abandon} undoes a run. */

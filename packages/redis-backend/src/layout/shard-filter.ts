@@ -42,11 +42,7 @@ export async function createShardFilter(spec: NewShardFilter): Promise<ShardGene
   const what = `create "${name}"`
   if ((await createMeta(shards, 'creating', token, what, { seeded, earlier, counting: counterBits > 0 })) !== undefined) return undefined
   try {
-    await shards.forEachShard(async (shard) => {
-      await shards.allocateNext(shard)
-      await shards.sealNext(shard)
-      await shards.swapNext(shard, ttlMs)
-    })
+    await shards.renewShards({ ttlMs })
     if (ttlMs > 0) await shards.call(client.pexpire(shards.names.meta, ttlMs), what)
     await unlockMeta(shards, token, what)
   } catch (error) {

@@ -5,7 +5,8 @@ import { callRedis, dataLost } from '../errors.js'
 import type { KeyNames } from './key-names.js'
 import { resetValue } from './feed.js'
 import { CHECKED_FIELDS, checkedValues, formatOf } from './meta.js'
-import type { RedisClient } from '../wire/client.js'
+import type { RedisArgument, RedisClient } from '../wire/client.js'
+import { runScript, type ScriptOptions } from '../wire/script.js'
 import { SET_MARKER, SWAP_SHARD } from './scripts.js'
 
 /** Bytes per SETRANGE/GETRANGE when writing or reading a shard's bits. */
@@ -182,6 +183,24 @@ export class ShardGenerations {
     return callRedis(promise, this.timeout, what)
   }
 
+  /** Runs `script` (keys and arguments as EVAL's: their count first) bounded by the timeout, through the one script runner. */
+  script(script: string, keysAndArgs: readonly RedisArgument[], what: string, options?: ScriptOptions): Promise<unknown> {
+    return runScript(this.client, script, keysAndArgs, this.timeout, what, options)
+  }
+
+  /**
+   * Replaces every live shard by an empty one: allocated as its next generation, sealed with its
+   * marker, swapped in with one RENAME (with `ttlMs`, 0 for none), so that a reader sees the old
+   * shard or the empty one, never a half. A create's shards, and a clear's.
+   */
+  renewShards({ ttlMs = 0 }: { readonly ttlMs?: number } = {}): Promise<void> {
+    return this.forEachShard(async (shard) => {
+      await this.allocateNext(shard)
+      await this.sealNext(shard)
+      await this.swapNext(shard, ttlMs)
+    })
+  }
+
   /** Runs `work` for every shard, a bounded number at once. */
   forEachShard(work: (shard: number) => Promise<unknown>): Promise<void> {
     return forEachLimited(this.parameters.shards, SHARD_CONCURRENCY, work)
@@ -243,11 +262,11 @@ export class ShardGenerations {
     const next = this.names.nextShard(shard)
     const live = this.names.shard(shard)
     const ttl = Math.max(0, Math.round(ttlMs))
-    const swapped =
+    const keysAndArgs =
       this.feedLength > 0
-        ? this.client.eval(SWAP_SHARD, 3, next, live, this.names.feed(shard), this.shardBytes, this.markerPlain, ttl, this.feedLength, resetValue())
-        : this.client.eval(SWAP_SHARD, 2, next, live, this.shardBytes, this.markerPlain, ttl)
-    await this.call(swapped, `swap ${live}`)
+        ? [3, next, live, this.names.feed(shard), this.shardBytes, this.markerPlain, ttl, this.feedLength, resetValue()]
+        : [2, next, live, this.shardBytes, this.markerPlain, ttl]
+    await this.script(SWAP_SHARD, keysAndArgs, `swap ${live}`)
   }
 
   /** A fresh, empty next generation of every shard, sealed (not yet swapped in). */
@@ -265,10 +284,7 @@ export class ShardGenerations {
    */
   async markLive(shard: number, marker: 'flagged' | 'plain'): Promise<boolean> {
     const key = this.names.shard(shard)
-    const result = await this.call(
-      this.client.eval(SET_MARKER, 1, key, this.shardBytes, this.markerPlain, this.markerFlagged, marker === 'flagged' ? this.markerFlagged : this.markerPlain),
-      `flag ${key}`,
-    )
+    const result = await this.script(SET_MARKER, [1, key, this.shardBytes, this.markerPlain, this.markerFlagged, marker === 'flagged' ? this.markerFlagged : this.markerPlain], `flag ${key}`)
     return Number(result) === 1
   }
 

@@ -67,7 +67,7 @@ export async function stageReplacement(old: ShardGenerations, token: string, cou
   // A forced run may take over a rebuild's lock: unflag the old shards, so no writer copies adds
   // into next-generation keys that now hold the new filter.
   await old.forEachShard((shard) => old.markLive(shard, 'plain'))
-  if (Number(await old.call(old.client.eval(STAGE, 1, old.names.meta, token, String(parameters.shards)), what)) !== 1) throw lockLost(old)
+  if (Number(await old.script(STAGE, [1, old.names.meta, token, String(parameters.shards)], what)) !== 1) throw lockLost(old)
   return { old, next, token }
 }
 
@@ -84,7 +84,7 @@ export async function commitReplacement(replacement: Replacement): Promise<void>
     await next.forEachShard((shard) => next.sealNext(shard))
     const values = checkedValues(next.parameters, next.epoch, formatOf(next.feedLength))
     const fields = [...CHECKED_FIELDS.flatMap((field, i) => [field, values[i]]), 'check', metaCheck(values)]
-    if (Number(await old.call(old.client.eval(SWITCH, 1, old.names.meta, token, String(old.parameters.shards), ...fields), what)) !== 1) throw lockLost(old)
+    if (Number(await old.script(SWITCH, [1, old.names.meta, token, String(old.parameters.shards), ...fields], what)) !== 1) throw lockLost(old)
   } catch (error) {
     await abandonReplacement(replacement)
     throw error
@@ -94,14 +94,14 @@ export async function commitReplacement(replacement: Replacement): Promise<void>
   const ttlMs = await next.metaTtlMs(what)
   await next.forEachShard((shard) => next.swapNext(shard, ttlMs))
   await deleteRetired(old.client, name, old.parameters.shards, next.parameters.shards, old.timeout)
-  await old.call(old.client.eval(FINISH, 1, old.names.meta, token, '1'), what)
+  await old.script(FINISH, [1, old.names.meta, token, '1'], what)
 }
 
 /** Undoes a replacement that failed before the switch: the staged keys go, the old filter is unlocked as it was. */
 export async function abandonReplacement({ old, next, token }: Replacement): Promise<void> {
   try {
     await next.forEachShard((shard) => next.call(next.client.del(next.names.nextShard(shard)), 'drop staged shard'))
-    await old.call(old.client.eval(FINISH, 1, old.names.meta, token, '0'), 'abandon')
+    await old.script(FINISH, [1, old.names.meta, token, '0'], 'abandon')
   } catch {
     // Redis is failing: the original error is the one to report; the lock left behind is
     // reported as BLOOM_LOCKED, with the way out (force, or destroy).
@@ -119,7 +119,7 @@ export async function clearStaged(shards: ShardGenerations): Promise<void> {
   if (!Number.isInteger(staged) || staged < 1) return
   const keys = new KeyNames(names.name, staged)
   await forEachLimited(staged, CONCURRENCY, (shard) => shards.call(client.unlink(keys.nextShard(shard)), what))
-  await shards.call(client.eval(DROP_STAGED, 1, names.meta), what)
+  await shards.script(DROP_STAGED, [1, names.meta], what)
 }
 
 /**
