@@ -64,8 +64,9 @@ test('the fixed filter’s plain bundle carries no layered code', async () => {
   // detached Uint8Array keys: 12,423 B.
   // 12,526 B when issue 36 began on it. Batches hashed in one pass (issue 36 item 3: KeyHasher.hashMany,
   // and the .wat's `many` export, 684 → 786 bytes of WebAssembly): 12,948 B.
-  // The bound was the measurement + ~2 %.
-  expect(gzip).toBeLessThan(13_200)
+  // Arrays hashed a run of 1024 at a time by the default addMany/hasMany (6d20c4f) and seedNote's
+  // { seeded } option (issue 37 item 2): 13,246 B. The bound is the measurement + ~2 %.
+  expect(gzip).toBeLessThan(13_500)
 })
 
 test('the layered entry bundles the layered filter (so the check above can fail)', async () => {
