@@ -3,7 +3,7 @@ import { prop } from '../../../test-support/property-test.js'
 import { describe, expect, test } from 'vitest'
 import xxhash from 'xxhash-wasm'
 import { BloomError, BloomFilter, type BloomKey } from '@bloomkit/core'
-import { createKeyHasher, KeyHasher } from '@bloomkit/core/store'
+import { createKeyHasher, KeyHasher, layeredBatch } from '@bloomkit/core/store'
 import { ReferenceBitStore } from '@bloomkit/core/testing'
 import { compileWasmXxh32, LANE_B_SEED_XOR } from '@bloomkit/core/spec'
 
@@ -90,4 +90,12 @@ test('the default addMany/hasMany (an async store) hash an array a run at a time
   expect(await byMany.export()).toEqual(await byOne.export())
   expect(answers.filter(Boolean).length).toBeGreaterThan(0)
   expect((await byMany.hasMany(keys)).every(Boolean)).toBe(true)
+})
+
+test('layered batches hash their keys a run at a time: hashPairs gives every key the lanes hash() gives it', async () => {
+  const hasher = await createKeyHasher(5)
+  const keys: BloomKey[] = Array.from({ length: 2_500 }, (_, i) => (i % 499 === 0 ? `ключ-${i}` : i % 503 === 0 ? new Uint8Array([i & 255, 1, 2]) : built(`user:${i}-of-a-layered-filter`)))
+  const pairs = layeredBatch.hashPairs(hasher, keys)
+  const expectedPairs = keys.flatMap((key) => expected(key, 5).map((lane) => lane >>> 0))
+  expect([...pairs]).toEqual(expectedPairs)
 })

@@ -9,13 +9,17 @@ import { positionsOf, shardOf } from '../bits/positions.js'
  * pairs, and each layer's positions are derived from those pairs (docs/SPEC.md, section 8).
  */
 
-/** The keys' hash pairs: key i's a at [2i], b at [2i + 1]. */
+/** Keys per KeyHasher.hashMany call in {@link hashPairs}. */
+const HASH_RUN = 1024
+
+/** The keys' hash pairs: key i's a at [2i], b at [2i + 1]; hashed a run at a time (KeyHasher.hashMany, issue 36). */
 export function hashPairs(hasher: KeyHasher, keys: readonly BloomKey[]): Uint32Array {
   const pairs = new Uint32Array(keys.length * 2)
-  for (let i = 0; i < keys.length; i++) {
-    hasher.hash(keys[i])
-    pairs[2 * i] = hasher.a
-    pairs[2 * i + 1] = hasher.b
+  // hashMany writes the lanes as signed words: the same bits, read back unsigned through `pairs`.
+  const signed = new Int32Array(pairs.buffer)
+  for (let from = 0; from < keys.length; from += HASH_RUN) {
+    const count = Math.min(HASH_RUN, keys.length - from)
+    hasher.hashMany(keys, from, count, signed.subarray(2 * from, 2 * (from + count)))
   }
   return pairs
 }
