@@ -124,9 +124,8 @@ async function writeShard(host: ReplicaHost, batch: PositionBatch, shard: number
       out[written[k]] = fresh
     }
   }
-  // Proven current: what was written is the shard's now, unless a load began meanwhile (it reads it).
-  if (stands && replica.loadsBegun[shard] === loads) {
-    const { pairs } = batch
-    for (const k of written) replica.probe.add(pairs[2 * k] | 0, pairs[2 * k + 1] | 0)
-  }
+  // What was written is not ORed into the bits: they must hold only what entries up to the position
+  // put there. Redis back without its last writes (an older snapshot, a promoted replica) may keep
+  // the position's entry and lose this write; bits set here would then make a later add of the key
+  // skip positions the server no longer has. The feed's entry of this write brings them in.
 }
