@@ -1,5 +1,5 @@
-// The two scripts a replica reads with (docs/SPEC.md 9.13). Both read a shard's marker in the same
-// step as what they return, so a lost shard is seen where its bits or entries would be trusted.
+// The script a replica's catch-ups read with (docs/SPEC.md 9.13). It reads a shard's marker in the
+// same step as what it returns, so a lost shard is seen where its entries would be trusted.
 import { createHash } from 'node:crypto'
 import { TAG_BYTES } from '../layout/feed.js'
 
@@ -12,21 +12,6 @@ export interface ReplicaScript {
 function script(body: string): ReplicaScript {
   return { body, sha: createHash('sha1').update(body).digest('hex') }
 }
-
-/**
- * A load's read of a shard: `KEYS[1]` the feed, `KEYS[2]` the shard; `ARGV[1]` the marker's byte
- * offset B, `ARGV[2]`…`ARGV[3]` the byte range to read, `ARGV[4]` `1` to also take the feed's last
- * entry (the position the load starts from: taken in the same step as the first bytes, so the
- * bits read are those of that entry's time or later). Replies `{marker, bytes, last}`, `last`
- * XREVRANGE's reply (empty for a missing or empty feed).
- */
-export const LOAD_CHUNK = script(`
-local at = tonumber(ARGV[1])
-local marker = redis.call('GETRANGE', KEYS[2], at, at + 3)
-local last = {}
-if ARGV[4] == '1' then last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1) end
-return {marker, redis.call('GETRANGE', KEYS[2], ARGV[2], ARGV[3]), last}
-`)
 
 /**
  * A catch-up of n shards: `KEYS[2i − 1]` shard i's feed, `KEYS[2i]` its shard key, and, when
