@@ -66,3 +66,23 @@ test('a layered filter without feeds refuses a replica with BLOOM_INCOMPATIBLE, 
   expect(error.message).toMatch(/feed: true/)
   await plain.destroy()
 })
+
+test('a replica of a rotating filter finds keys added in the current window by another instance, and forgets passed windows with it (standalone)', async () => {
+  const name = uniqueName('replica-rotating')
+  let now = 1_000_000_000
+  const clock = () => now
+  const window = { seconds: 60, keep: 2 }
+  const direct = await RedisBloomFilter.create(redis, name, { capacity: 500, errorRate: 0.001, window, feed: true, clock })
+  const replica = await RedisBloomFilter.open(redis, name, { kind: 'layered', replica: true, clock })
+  const absent = range('never', 0, 500)
+  for (let step = 0; step < 4; step++) {
+    const keys = range(`w${step}`, 0, 300)
+    await direct.addMany(keys)
+    expect((await replica.hasMany(keys)).every(Boolean), `window ${step}`).toBe(true)
+    expect(await replica.hasMany(absent)).toEqual(await direct.hasMany(absent))
+    if (step >= window.keep) expect(await replica.hasMany(range(`w${step - window.keep}`, 0, 300))).toEqual(await direct.hasMany(range(`w${step - window.keep}`, 0, 300)))
+    now += window.seconds * 1000
+  }
+  await replica.close()
+  await direct.destroy()
+})
