@@ -1,7 +1,7 @@
-import { counterKernels, crc32, snapshotFormat, type SnapshotKind } from '@bloomkit/core/store'
+import { counterKernels, crc32, snapshotFormat, snapshotSources, type SnapshotKind } from '@bloomkit/core/store'
 import { CliError } from './errors.js'
 
-const { COUNTING_SNAPSHOT_VERSION, decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES } = snapshotFormat
+const { decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES } = snapshotFormat
 const { plainBitsOf } = counterKernels
 
 /**
@@ -15,38 +15,13 @@ export interface KindedChunks {
 }
 
 /**
- * Reads the snapshot's first bytes (enough for its version) and tells its kind. An unknown
- * version is left to the import, which refuses it with its own coded error.
+ * Reads the snapshot's first bytes (enough for its version) and tells its kind, by core's
+ * `peekKind`, the reading every backend's import makes. A layered or unknown version counts as
+ * plain: it is left to the plain import, which refuses it with its own coded error.
  */
 export async function peekKind(chunks: AsyncIterable<Uint8Array>): Promise<KindedChunks> {
-  const iterator = chunks[Symbol.asyncIterator]()
-  const head: Uint8Array[] = []
-  let length = 0
-  let done = false
-  while (length < 6) {
-    const next = await iterator.next()
-    if (next.done === true) {
-      done = true
-      break
-    }
-    head.push(next.value)
-    length += next.value.length
-  }
-  const first = Buffer.concat(head)
-  const kind: SnapshotKind = first.length >= 6 && first.readUInt16LE(4) === COUNTING_SNAPSHOT_VERSION ? 'counting' : 'plain'
-  return {
-    kind,
-    chunks: (async function* () {
-      try {
-        if (first.length > 0) yield first
-        if (!done) {
-          for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value
-        }
-      } finally {
-        await iterator.return?.()
-      }
-    })(),
-  }
+  const { kind, source } = await snapshotSources.peekKind(chunks, undefined)
+  return { kind: kind === 'counting' ? 'counting' : 'plain', chunks: snapshotSources.snapshotChunks(source) }
 }
 
 /** "a counting filter" / "a plain filter", for messages. */
