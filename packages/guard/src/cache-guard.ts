@@ -383,8 +383,6 @@ export class CacheGuard<V, K extends GuardKey = string> {
     }
   }
 
-  // --- helpers ---
-
   private cacheKey(id: K): string {
     if (typeof id !== 'string' && !(id instanceof Uint8Array && !isDetached(id))) {
       throw new GuardError('GUARD_INVALID_KEY', `a key must be a string or a Uint8Array (whose buffer is not detached); got ${describe(id)}`)

@@ -298,7 +298,8 @@ export class LevelBitStore implements BitStore<false> {
   /**
    * Runs a mutation under the mutex. A section may hand back a write still in flight (wrapped, so
    * that the mutex does not wait for it): it is awaited outside the mutex, so the next batch is
-   * applied in memory while this one's log record is written. Then checkpoints if the log is due.
+   * applied in memory while this one's log record is written. Then checkpoints if the log is due
+   * (asked again under the mutex: another write may have checkpointed meanwhile).
    */
   private async write(section: () => Promise<{ written: Promise<unknown> } | undefined>): Promise<void> {
     this.checkOpen()
@@ -308,10 +309,7 @@ export class LevelBitStore implements BitStore<false> {
         return section()
       })
       if (result !== undefined) await result.written
-      if (this.checkpointDue()) {
-        // Due again under the mutex: another write may have checkpointed meanwhile.
-        await this.mutex.run(() => (this.dbClosed || !this.checkpointDue() ? Promise.resolve() : this.checkpoint()))
-      }
+      if (this.checkpointDue()) await this.mutex.run(() => (this.dbClosed || !this.checkpointDue() ? Promise.resolve() : this.checkpoint()))
     } catch (error) {
       throw storeError(this.location, 'failed a write', error)
     }
