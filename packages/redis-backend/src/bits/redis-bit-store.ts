@@ -7,9 +7,8 @@ import { BatchConnections } from '../wire/batch-connection.js'
 import { COALESCE_MAX_KEYS, Coalescer } from './coalesce.js'
 import { DirectBatches, PARTIAL_MIN_SET_SHARE } from './direct-batch.js'
 import { NO_CONNECTION, type BitOperation, type Part } from './parts.js'
-import { dataLost } from '../errors.js'
 import { resetValue } from '../layout/feed.js'
-import { IO_CHUNK_BYTES, type Generation, type ShardGenerations } from '../layout/shard-generations.js'
+import { IO_CHUNK_BYTES, readInSteps, writeInSteps, type Generation, type ShardGenerations } from '../layout/shard-generations.js'
 import { corkWrites, isCluster, masterOfSlot } from '../wire/client.js'
 import { DEFAULT_COALESCE_WAIT_MS, type RedisStoreOptions } from '../options.js'
 import { COUNT_SHARD, OR_SHARD, READ_SHARD, WRITE_SHARD } from './bit-scripts.js'
@@ -118,30 +117,18 @@ export class RedisBitStore implements BitStore<false> {
   async readShard(shard: number, offset: number, length: number): Promise<Uint8Array> {
     this.checkOpen()
     await this.shards.verifyMeta('readShard')
-    const out = new Uint8Array(length)
-    for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
-      const end = Math.min(length, at + IO_CHUNK_BYTES)
-      const bytes = (await this.shardScript(READ_SHARD, shard, [offset + at, offset + end - 1], 'readShard')) as Buffer
-      if (bytes.length !== end - at) throw dataLost(`readShard ${this.shards.key(shard, this.generation)}`)
-      out.set(bytes, at)
-    }
-    return out
+    const read = (at: number, end: number) => this.shardScript(READ_SHARD, shard, [offset + at, offset + end - 1], 'readShard') as Promise<Buffer>
+    return readInSteps(length, read, `readShard ${this.shards.key(shard, this.generation)}`)
   }
 
   async writeShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
     this.checkOpen()
-    for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
-      const piece = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES))
-      await this.shardScript(WRITE_SHARD, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'writeShard', { resetFeed: true })
-    }
+    await writeInSteps(bytes, IO_CHUNK_BYTES, (at, piece) => this.shardScript(WRITE_SHARD, shard, [offset + at, piece], 'writeShard', { resetFeed: true }))
   }
 
   async orShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
     this.checkOpen()
-    for (let at = 0; at < bytes.length; at += OR_CHUNK_BYTES) {
-      const piece = bytes.subarray(at, Math.min(bytes.length, at + OR_CHUNK_BYTES))
-      await this.shardScript(OR_SHARD, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'orShard', { resetFeed: true })
-    }
+    await writeInSteps(bytes, OR_CHUNK_BYTES, (at, piece) => this.shardScript(OR_SHARD, shard, [offset + at, piece], 'orShard', { resetFeed: true }))
   }
 
   /**

@@ -2,8 +2,7 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import type { BitStoreCapabilities, CounterStore, PositionBatch } from '@bloomkit/core/store'
 import { counterBatchArgs } from './counter-batch-args.js'
 import { ADD_COUNTERS, COUNT_COUNTERS, COUNTER_BATCH } from './counter-scripts.js'
-import { dataLost } from '../errors.js'
-import { type ShardGenerations, IO_CHUNK_BYTES } from '../layout/shard-generations.js'
+import { type ShardGenerations, IO_CHUNK_BYTES, readInSteps, writeInSteps } from '../layout/shard-generations.js'
 import { READ_SHARD, WRITE_SHARD } from '../bits/bit-scripts.js'
 
 /** Counter bytes one merge or count script reads at once: small, since the script blocks its node meanwhile. */
@@ -57,32 +56,20 @@ export class RedisCounterStore implements CounterStore<false> {
   async readShard(shard: number, offset: number, length: number): Promise<Uint8Array> {
     this.checkOpen()
     await this.shards.verifyMeta('readShard')
-    const out = new Uint8Array(length)
-    for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
-      const end = Math.min(length, at + IO_CHUNK_BYTES)
-      const bytes = (await this.script(READ_SHARD, shard, [this.shards.markerPlain, offset + at, offset + end - 1], 'readShard')) as Buffer
-      if (bytes.length !== end - at) throw dataLost(`readShard ${this.shards.names.shard(shard)}`)
-      out.set(bytes, at)
-    }
-    return out
+    const read = (at: number, end: number) => this.script(READ_SHARD, shard, [this.shards.markerPlain, offset + at, offset + end - 1], 'readShard') as Promise<Buffer>
+    return readInSteps(length, read, `readShard ${this.shards.names.shard(shard)}`)
   }
 
   async writeShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
     this.checkOpen()
-    for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
-      const piece = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES))
-      await this.script(WRITE_SHARD, shard, [this.shards.markerPlain, offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'writeShard')
-    }
+    await writeInSteps(bytes, IO_CHUNK_BYTES, (at, piece) => this.script(WRITE_SHARD, shard, [this.shards.markerPlain, offset + at, piece], 'writeShard'))
   }
 
   /** Adds counters (capped at 15), in steps of 64 KiB, each atomic on its node. */
   async orShard(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
     this.checkOpen()
     await this.shards.verifyMeta('merge')
-    for (let at = 0; at < bytes.length; at += SCRIPT_CHUNK_BYTES) {
-      const piece = bytes.subarray(at, Math.min(bytes.length, at + SCRIPT_CHUNK_BYTES))
-      await this.script(ADD_COUNTERS, shard, [offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)], 'merge')
-    }
+    await writeInSteps(bytes, SCRIPT_CHUNK_BYTES, (at, piece) => this.script(ADD_COUNTERS, shard, [offset + at, piece], 'merge'))
   }
 
   async clear(): Promise<void> {

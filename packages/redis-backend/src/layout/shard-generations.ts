@@ -11,6 +11,30 @@ import { SET_MARKER, SWAP_SHARD } from './scripts.js'
 
 /** Bytes per SETRANGE/GETRANGE when writing or reading a shard's bits. */
 export const IO_CHUNK_BYTES = 1 << 20
+
+/**
+ * `length` bytes of a shard, read in steps of {@link IO_CHUNK_BYTES} by `read(at, end)` (the
+ * step's range from the start of the read, `end` exclusive). A step that comes back short is a
+ * lost or truncated shard key: `BLOOM_DATA_LOST` naming `what`.
+ */
+export async function readInSteps(length: number, read: (at: number, end: number) => Promise<Buffer>, what: string): Promise<Uint8Array> {
+  const out = new Uint8Array(length)
+  for (let at = 0; at < length; at += IO_CHUNK_BYTES) {
+    const end = Math.min(length, at + IO_CHUNK_BYTES)
+    const bytes = await read(at, end)
+    if (bytes.length !== end - at) throw dataLost(what)
+    out.set(bytes, at)
+  }
+  return out
+}
+
+/** Hands `bytes` to `write` in pieces of at most `stepBytes`, one after another, each with its offset in `bytes`. */
+export async function writeInSteps(bytes: Uint8Array, stepBytes: number, write: (at: number, piece: Buffer) => Promise<unknown>): Promise<void> {
+  for (let at = 0; at < bytes.length; at += stepBytes) {
+    const piece = bytes.subarray(at, Math.min(bytes.length, at + stepBytes))
+    await write(at, Buffer.from(piece.buffer, piece.byteOffset, piece.length))
+  }
+}
 /**
  * The most bytes one command allocates: 4 MiB, zero-filled in ~3 ms here (page faults included),
  * under Redis's default slow-log threshold of 10 ms. A default shard (≤ 4 MiB with its marker) is allocated by one SETRANGE at its
@@ -241,10 +265,7 @@ export class ShardGenerations {
   /** Writes bytes of the (allocated) next generation's shard in place; no marker check: nobody reads it yet. */
   async writeNext(shard: number, offset: number, bytes: Uint8Array): Promise<void> {
     const key = this.names.nextShard(shard)
-    for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
-      const piece = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES))
-      await this.call(this.client.setrange(key, offset + at, Buffer.from(piece.buffer, piece.byteOffset, piece.length)), `write ${key}`)
-    }
+    await writeInSteps(bytes, IO_CHUNK_BYTES, (at, piece) => this.call(this.client.setrange(key, offset + at, piece), `write ${key}`))
   }
 
   /** Writes the marker after the next generation's bits: from now on the key counts as complete. */
