@@ -72,8 +72,9 @@ export interface RedisFilterOptions extends RedisStoreOptions {
    * Answer through a replica: the filter's bits loaded into this process and kept current from
    * its feed (docs/SPEC.md 9.13), so that `has` finds a present key without a round trip and
    * proves an absent one with one small read of the feeds that concurrent calls share. `true`, or
-   * {@link ReplicaOptions} (`maxBytes`, `maxStaleness`). Only for fixed filters with a feed
-   * (`create` with `replica` gives it one: it implies `feed: true`); a filter without one is
+   * {@link ReplicaOptions} (`maxBytes`, `maxStaleness`, per layer for a layered filter, each of
+   * whose layers gets a replica of its own). For fixed and layered filters with a feed (`create`
+   * with `replica` gives it one: it implies `feed: true`); a filter without one is
    * `BLOOM_INCOMPATIBLE`, a counting filter `BLOOM_INVALID_PARAMETER`. `close()` stops it.
    * Default: none (every call asks Redis).
    */
