@@ -1,15 +1,17 @@
 // One catch-up of some of a replica's shards (docs/SPEC.md 9.13): per shard, in one atomic step,
 // its marker, whether its feed still holds the entry the replica stands on, and the entries
 // after it, which are applied at once; beside them the meta's checked fields. A standalone server
-// answers all shards and the meta in one script; a Cluster one script per shard (its feed and
-// shard key share a slot) and an HMGET, all in flight together.
+// answers all shards and the meta in one script; a Cluster one script per node (each shard's feed
+// and shard key share a slot; the node's shards are read in one script) and an HMGET, all in
+// flight together.
 import { decodeFeedEntry } from '../layout/feed.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
 import { CHECKED_FIELDS } from '../layout/meta.js'
-import { isCluster } from '../wire/client.js'
+import { refusedAcrossSlots } from '../bits/block-read.js'
+import { isCluster, masterOfSlot } from '../wire/client.js'
 import { runScript } from '../wire/script.js'
 import type { ReplicaShards } from './replica-shards.js'
-import { CATCH_UP } from './replica-scripts.js'
+import { CATCH_UP, CATCH_UP_ON_NODE } from './replica-scripts.js'
 
 /** Entries read per shard per script call; a shard that returned this many is read on. */
 export const CATCH_UP_COUNT = 256
@@ -92,27 +94,79 @@ export async function catchUp(generations: ShardGenerations, replica: ReplicaSha
 
 /** One round trip: per shard `[marker, entries after the position]` (no entries: the position is gone). Checks the meta when `what` is given. */
 async function readFeeds(generations: ShardGenerations, replica: ReplicaShards, shards: readonly number[], what: string | undefined): Promise<Reply[]> {
-  const { client, names, shardBytes, timeout } = generations
-  const argsOf = (list: readonly number[], meta: boolean) => {
-    const keys: string[] = []
-    const positions: Array<string | Buffer> = []
-    for (const shard of list) {
-      keys.push(names.feed(shard), names.shard(shard))
-      const position = replica.positions[shard]!
-      positions.push(position.id, Buffer.from(position.tag))
-    }
-    const fields = meta ? CHECKED_FIELDS : []
-    return [keys.length + (meta ? 1 : 0), ...keys, ...(meta ? [names.meta] : []), shardBytes, CATCH_UP_COUNT, list.length, fields.length, ...fields, ...positions]
-  }
+  const { client, names, timeout } = generations
   const label = `catch up on ${names.feed(shards[0])}`
   if (!isCluster(client)) {
-    const reply = (await runScript(client, CATCH_UP, argsOf(shards, what !== undefined), timeout, label)) as unknown[]
+    const reply = (await runScript(client, CATCH_UP, catchUpArgs(generations, replica, shards, what !== undefined), timeout, label)) as unknown[]
     if (what !== undefined) generations.checkMeta((reply[shards.length] as Array<Buffer | null>).map((value) => (value === null ? null : value.toString())), what)
     return reply.slice(0, shards.length) as Reply[]
   }
-  // A Cluster: one script per shard (its keys share a slot), the meta beside them; its verdict first.
+  // A Cluster: one script per node for the shards its slot map puts there, the meta beside them; its verdict first.
   const meta = what === undefined ? undefined : generations.verifyMeta(what)
-  const settled = await Promise.allSettled([meta, ...shards.map((shard) => runScript(client, CATCH_UP, argsOf([shard], false), timeout, label))])
+  const groups = byNode(generations, shards)
+  const settled = await Promise.allSettled([meta, ...groups.map((group) => readOnNode(generations, replica, group, label))])
   for (const result of settled) if (result.status === 'rejected') throw result.reason
-  return settled.slice(1).map((result) => ((result as PromiseFulfilledResult<unknown[]>).value[0]) as Reply)
+  const replies = new Array<Reply>(shards.length)
+  const index = new Map(shards.map((shard, i) => [shard, i]))
+  groups.forEach((group, g) => {
+    const found = (settled[g + 1] as PromiseFulfilledResult<Reply[]>).value
+    group.forEach((shard, j) => (replies[index.get(shard)!] = found[j]))
+  })
+  return replies
+}
+
+/** CATCH_UP's keys and arguments for `list` (with the meta when `meta`). */
+function catchUpArgs(generations: ShardGenerations, replica: ReplicaShards, list: readonly number[], meta: boolean): Array<string | number | Buffer> {
+  const { names, shardBytes } = generations
+  const keys: string[] = []
+  const positions: Array<string | Buffer> = []
+  for (const shard of list) {
+    keys.push(names.feed(shard), names.shard(shard))
+    const position = replica.positions[shard]!
+    positions.push(position.id, Buffer.from(position.tag))
+  }
+  const fields = meta ? CHECKED_FIELDS : []
+  return [keys.length + (meta ? 1 : 0), ...keys, ...(meta ? [names.meta] : []), shardBytes, CATCH_UP_COUNT, list.length, fields.length, ...fields, ...positions]
+}
+
+/** How long catch-ups read shard by shard after a node refused a script spanning slots (a server before Redis 7.0, resharding): ms. */
+const ACROSS_SLOTS_RETRY_MS = 60_000
+/** Per filter, until when its catch-ups read shard by shard. */
+const perShardUntil = new WeakMap<ShardGenerations, number>()
+
+/** `shards` grouped by the master the client's slot map names for each one's slot (a group of one where unknown). */
+function byNode(generations: ShardGenerations, shards: readonly number[]): number[][] {
+  const groups = new Map<string, number[]>()
+  const alone: number[][] = []
+  for (const shard of shards) {
+    const node = masterOfSlot(generations.client, generations.names.slot(shard))
+    if (node === undefined) alone.push([shard])
+    else if (groups.has(node)) groups.get(node)!.push(shard)
+    else groups.set(node, [shard])
+  }
+  return [...groups.values(), ...alone]
+}
+
+/**
+ * Reads `group` (shards the slot map puts on one node) with one script there (CATCH_UP_ON_NODE),
+ * each shard in one step as alone. Should Redis refuse it (the map was stale, a slot is
+ * migrating, a server before Redis 7.0), each shard is read by a CATCH_UP of its own, which the
+ * client routes and redirects as any command, and so for a while.
+ */
+async function readOnNode(generations: ShardGenerations, replica: ReplicaShards, group: readonly number[], label: string): Promise<Reply[]> {
+  const { client, names, shardBytes, timeout } = generations
+  const alone = (shard: number) => runScript(client, CATCH_UP, catchUpArgs(generations, replica, [shard], false), timeout, label).then((reply) => (reply as Reply[])[0])
+  if (group.length === 1 || (perShardUntil.get(generations) ?? 0) > Date.now()) return Promise.all(group.map(alone))
+  const args: Array<string | number | Buffer> = [1, names.feed(group[0]), shardBytes, CATCH_UP_COUNT, group.length, 0]
+  for (const shard of group) {
+    const position = replica.positions[shard]!
+    args.push(names.feed(shard), names.shard(shard), position.id, Buffer.from(position.tag))
+  }
+  try {
+    return (await runScript(client, CATCH_UP_ON_NODE, args, timeout, label)) as Reply[]
+  } catch (error) {
+    if (!refusedAcrossSlots(error)) throw error
+    perShardUntil.set(generations, Date.now() + ACROSS_SLOTS_RETRY_MS)
+    return Promise.all(group.map(alone))
+  }
 }

@@ -23,7 +23,23 @@ function script(body: string): ReplicaScript {
  * fields (HMGET). The position's own entry is compared here, not sent: an add's entry holds up to
  * thousands of keys, and a barrier reads every touched shard's.
  */
-export const CATCH_UP = script(`
+export const CATCH_UP = script(catchUpBody('KEYS'))
+
+/**
+ * {@link CATCH_UP} for several shards of one Cluster node, whose keys are in different slots: the
+ * names go in ARGV instead (`ARGV[5 + f …]` per shard its feed, its shard key, the position's ID
+ * and tag; no meta, f = 0), and `KEYS[1]` is the first shard's feed, once more, only so that the
+ * client routes the call to that shard's node. Redis runs it only if every key it touches is
+ * served by that node (Redis 7's allow-cross-slot-keys: a key elsewhere, or in a slot migrating
+ * away, is an error, which the caller answers by reading those shards one script each).
+ */
+export const CATCH_UP_ON_NODE = script(`#!lua flags=no-writes,allow-cross-slot-keys
+${catchUpBody('ARGV')}`)
+
+/** The body of the catch-up scripts: shard i's feed and shard key from KEYS (2i − 1, 2i) or ARGV (before its position). */
+function catchUpBody(names: 'KEYS' | 'ARGV'): string {
+  const fromKeys = names === 'KEYS'
+  return `
 local at = tonumber(ARGV[1])
 local count = ARGV[2]
 local n = tonumber(ARGV[3])
@@ -31,8 +47,9 @@ local f = tonumber(ARGV[4])
 local out = {}
 local arg = 5 + f
 for i = 1, n do
-  local feed = KEYS[2 * i - 1]
-  local marker = redis.call('GETRANGE', KEYS[2 * i], at, at + 3)
+  ${fromKeys ? 'local feed = KEYS[2 * i - 1]' : 'local feed = ARGV[arg]'}
+  local marker = redis.call('GETRANGE', ${fromKeys ? 'KEYS[2 * i]' : 'ARGV[arg + 1]'}, at, at + 3)
+  ${fromKeys ? '' : 'arg = arg + 2'}
   local id = ARGV[arg]
   local tag = ARGV[arg + 1]
   arg = arg + 2
@@ -45,4 +62,5 @@ for i = 1, n do
 end
 if f > 0 then out[n + 1] = redis.call('HMGET', KEYS[2 * n + 1], unpack(ARGV, 5, 4 + f)) end
 return out
-`)
+`
+}
