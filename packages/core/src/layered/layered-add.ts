@@ -124,7 +124,7 @@ async function unlessDropped<T>(context: AddContext, layer: StoredLayer<false>, 
     return await call
   } catch (error) {
     const unlisted = context.storage.unlisted
-    if (!mayBeDropped(error, context.isClosed()) || unlisted === undefined || !(await unlisted.call(context.storage, [layer]))) throw error
+    if (!mayBeDropped(error, { filterClosed: context.isClosed() }) || unlisted === undefined || !(await unlisted.call(context.storage, [layer]))) throw error
     return DROPPED
   }
 }

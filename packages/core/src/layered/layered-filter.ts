@@ -226,7 +226,7 @@ export class LayeredFilter<Sync extends boolean = boolean> {
         return yield* report(layers)
       } catch (error) {
         const unlisted = this.storage.unlisted
-        if (unlisted === undefined || !mayBeDropped(error, this.closed) || !((yield unlisted.call(this.storage, layers)) as boolean)) throw error
+        if (unlisted === undefined || !mayBeDropped(error, { filterClosed: this.closed }) || !((yield unlisted.call(this.storage, layers)) as boolean)) throw error
       }
     }
   }

@@ -23,7 +23,7 @@ export interface Probe {
  * (`BLOOM_DATA_LOST`), or the port released it on reading a list without it (`BLOOM_CLOSED`,
  * unless the filter itself was closed). Only the list read again tells (`LayerStorage.unlisted`).
  */
-export function mayBeDropped(error: unknown, filterClosed: boolean): boolean {
+export function mayBeDropped(error: unknown, { filterClosed }: { readonly filterClosed: boolean }): boolean {
   return error instanceof BloomError && (error.code === 'BLOOM_DATA_LOST' || (error.code === 'BLOOM_CLOSED' && !filterClosed))
 }
 

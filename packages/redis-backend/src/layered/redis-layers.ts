@@ -328,7 +328,7 @@ export class RedisLayers implements LayerStorage<false> {
       if ((ready[i] ?? '1') !== '1') throw badField(`filter "${this.name}"`, `ready:${entry.id}`, ready[i], '1 or missing')
     }
     for (const entry of entries) {
-      const layer = held.get(entry.id) ?? (await this.openLayer(entry, ready[fresh.indexOf(entry)] === '1').catch((error: unknown) => this.goneUnlessMoved(error, version)))
+      const layer = held.get(entry.id) ?? (await this.openLayer(entry, { ready: ready[fresh.indexOf(entry)] === '1' }).catch((error: unknown) => this.goneUnlessMoved(error, version)))
       if (layer === undefined) return false
       layers.push(layer)
     }
@@ -355,7 +355,7 @@ export class RedisLayers implements LayerStorage<false> {
    * Opens a listed layer, creating it if its grower has not yet (it may have died between listing
    * and creating: creation with the listed parameters is idempotent across processes).
    */
-  private async openLayer(entry: LayerEntry, ready: boolean): Promise<RedisLayer> {
+  private async openLayer(entry: LayerEntry, { ready }: { readonly ready: boolean }): Promise<RedisLayer> {
     if (!ready) return this.makeLayer(entry, layerParameters(this.policy, entry.index, entry.capacity, DEFAULT_SHARD_BITS))
     const name = layerName(this.name, entry.id)
     // Created and listed as ready: if it is gone now, its keys are lost, and answering would give false negatives.
