@@ -143,7 +143,7 @@ export class RedisLayers implements LayerStorage<false> {
     // The list as adopted is at least as new as the one that listed it: an id missing from it is gone for good.
     if (made !== undefined && this.holds(listed.id)) return this.layers.find((layer) => layer.entry.id === listed.id)
     // Unlisted meanwhile: whatever was created for it after its destruction would stay forever.
-    await RedisBloomFilter.destroy(this.client, `${this.name}:L${id}`, this.options)
+    await RedisBloomFilter.destroy(this.client, layerName(this.name, listed.id), this.options)
     return undefined
   }
 
