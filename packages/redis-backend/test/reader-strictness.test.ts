@@ -56,7 +56,7 @@ describe.each([
     const send = client.sendCommand.bind(client)
     const spy = vi.spyOn(client, 'sendCommand').mockImplementation((command: Command, stream?: unknown) => {
       const sent = send(command, stream as never)
-      if (!newRebuild && command.name === 'eval' && command.args.some((arg) => String(arg) === next)) {
+      if (!newRebuild && (command.name === 'eval' || command.name === 'evalsha') && command.args.some((arg) => String(arg) === next)) {
         newRebuild = true
         void client.setrange(next, B + 3, '\0').then(() => client.setrange(next, B, marker(2 * filter.epoch)))
       }
