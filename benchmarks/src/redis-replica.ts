@@ -148,6 +148,7 @@ async function batchRows(bench: ReplicaBench, label: string, capacity: number, s
       subject: `bloomkit replica, strict, ${keys} keys`,
       batch: BATCH,
       opsPerSecond: ours.opsPerSecond,
+      headline: keys === 'present' && label === '1M' && bench.topology === 'standalone' ? 'Redis: hasMany through a replica (strict), 1M filter, present keys' : undefined,
       notes: `${ratio(ours.opsPerSecond, theirs.opsPerSecond)} the server path on the same filter and keys (${(theirs.opsPerSecond / 1e3).toFixed(0)} k/s; ${cpuNote(theirs)}), target ≥ 10×; ${how}; ${cpuNote(ours)}; ${keys === 'present' ? shape : `${bench.rounds} alternating rounds`}`,
     })
   }
