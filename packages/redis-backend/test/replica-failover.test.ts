@@ -79,16 +79,24 @@ test('keys a replica added that a failover lost are written again when added aga
   expect((await replica.hasMany(range('kept', 0, 300))).every(Boolean)).toBe(true)
   // The master of the shard's slot, and its replica once it has every write so far.
   const slot = Number(await info(servers[0].port, 'cluster', 'keyslot', new KeyNames(name, 1).shard(0)))
-  const lines = (await info(servers[0].port, 'cluster', 'nodes')).trim().split('\n').map((line) => line.split(' '))
   const holds = (range: string) => {
     const [from, to = from] = range.split('-').map(Number)
     return slot >= from && slot <= to
   }
-  const masterLine = lines.find((f) => f[2].includes('master') && f.slice(8).some(holds))!
-  const replicaLine = lines.find((f) => f[3] === masterLine[0])!
+  // cluster_state:ok can come before gossip has told servers[0] which node replicates which (and
+  // at what address): read CLUSTER NODES until the slot's master and its replica both show.
+  let masterLine: string[] | undefined
+  let replicaLine: string[] | undefined
+  await until(async () => {
+    const lines = (await info(servers[0].port, 'cluster', 'nodes')).trim().split('\n').map((line) => line.split(' '))
+    const known = (f: string[]) => f[1].startsWith('127.0.0.1:') && !f[2].includes('noaddr')
+    masterLine = lines.find((f) => f[2].includes('master') && known(f) && f.slice(8).some(holds))
+    replicaLine = masterLine === undefined ? undefined : lines.find((f) => f[3] === masterLine![0] && known(f))
+    return replicaLine !== undefined
+  })
   const portOf = (f: string[]) => Number(f[1].split(':')[1].split('@')[0])
-  const master = servers.find((s) => s.port === portOf(masterLine))!
-  const standby = servers.find((s) => s.port === portOf(replicaLine))!
+  const master = servers.find((s) => s.port === portOf(masterLine!))!
+  const standby = servers.find((s) => s.port === portOf(replicaLine!))!
   const masterClient = new Redis({ port: master.port, ...fastFail })
   expect(await masterClient.call('WAIT', 1, 5000)).toBe(1)
   // The standby stops (so it cannot reconnect), and the master drops its link: writes from now on
