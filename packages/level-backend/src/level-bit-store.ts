@@ -8,7 +8,7 @@ import { importSnapshot, type SnapshotSource } from './folder/import.js'
 import { InFlight } from './in-flight.js'
 import { readMetadata } from './folder/metadata.js'
 import { Mutex } from './mutex.js'
-import { checkAdoptable, initializeFolder, replayLog, type Opened } from './folder/open-folder.js'
+import { adoptFolder, checkAdoptable, initializeFolder, type Opened, replayLog } from './folder/open-folder.js'
 import { cachePages, checkCacheForNewPages, checkLevelOptions, checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from './options.js'
 import { PageCache } from './pages/page-cache.js'
 import { PageGeometry } from './pages/page-geometry.js'
@@ -132,18 +132,11 @@ export class LevelBitStore implements BitStore<false> {
 
   /** Wraps an open database holding (once `prepare` resolves) a filter, and replays its log; closes the database on failure. */
   private static async adopt(where: string, db: Database, doing: string, prepare: () => Promise<Opened>, settings: StoreSettings): Promise<LevelBitStore> {
-    let anchor: SequenceAnchor | undefined
-    try {
-      const opened = await prepare()
-      anchor = opened.anchor
+    return adoptFolder(where, db, doing, prepare, async (opened) => {
       const store = new LevelBitStore(where, db, opened, settings)
       await store.mutex.run(() => store.replay())
       return store
-    } catch (error) {
-      anchor?.close()
-      await closeDatabase(where, db).catch(() => {})
-      throw storeError(where, doing, error)
-    }
+    })
   }
 
   private constructor(location: string, db: Database, { meta, anchor }: Opened, settings: StoreSettings) {

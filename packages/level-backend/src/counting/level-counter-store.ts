@@ -7,7 +7,7 @@ import { storeError } from '../errors.js'
 import { importSnapshot } from '../folder/import.js'
 import { readMetadata, type Metadata } from '../folder/metadata.js'
 import { Mutex } from '../mutex.js'
-import { checkAdoptable, replayLog, writeFirstRecords, type Opened } from '../folder/open-folder.js'
+import { adoptFolder, checkAdoptable, type Opened, replayLog, writeFirstRecords } from '../folder/open-folder.js'
 import { checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from '../options.js'
 import { PageCache } from '../pages/page-cache.js'
 import { PageGeometry } from '../pages/page-geometry.js'
@@ -156,18 +156,11 @@ export class LevelCounterStore implements CounterStore<false> {
 
   /** Wraps an open database holding (once `prepare` resolves) a counting filter, and checks its log; closes the database on failure. */
   private static async adopt(where: string, db: Database, doing: string, prepare: () => Promise<Opened>, settings: StoreSettings): Promise<LevelCounterStore> {
-    let anchor: SequenceAnchor | undefined
-    try {
-      const opened = await prepare()
-      anchor = opened.anchor
+    return adoptFolder(where, db, doing, prepare, async (opened) => {
       const store = new LevelCounterStore(where, db, opened, settings)
       await store.mutex.run(() => store.replay())
       return store
-    } catch (error) {
-      anchor?.close()
-      await closeDatabase(where, db).catch(() => {})
-      throw storeError(where, doing, error)
-    }
+    })
   }
 
   setBits(batch: PositionBatch, out: Uint8Array): Promise<void> {

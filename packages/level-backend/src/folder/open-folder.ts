@@ -1,8 +1,8 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { adoptsStored, formatParameters, seedNote } from '@bloomkit/core/store'
 import { ANCHOR_FILE, newAnchor, type SequenceAnchor } from './sequence-anchor.js'
-import type { Database } from './database.js'
-import { corruptStore, dataLost } from '../errors.js'
+import { closeDatabase, type Database } from './database.js'
+import { corruptStore, dataLost, storeError } from '../errors.js'
 import { encodeMetadata, type Metadata } from './metadata.js'
 import type { PageVersions } from './page-versions.js'
 import { CHECKPOINT_KEY, COUNTS_KEY, decodeCheckpoint, encodeCheckpoint, encodeCounts, META_KEY } from './records.js'
@@ -106,4 +106,23 @@ export async function replayLog<R extends LoggedRecord>({ location, db, versions
     )
   }
   return { logStart, next, logBytes }
+}
+
+/**
+ * Opens a store over a database that `prepare` makes ready (its metadata and anchor): `build`
+ * makes the store and replays its log. On any failure the anchor and the database are closed and
+ * the error is the store's, saying what the folder `doing` (e.g. "cannot be opened"). Plain and
+ * counting folders both open through it.
+ */
+export async function adoptFolder<S>(where: string, db: Database, doing: string, prepare: () => Promise<Opened>, build: (opened: Opened) => Promise<S>): Promise<S> {
+  let anchor: SequenceAnchor | undefined
+  try {
+    const opened = await prepare()
+    anchor = opened.anchor
+    return await build(opened)
+  } catch (error) {
+    anchor?.close()
+    await closeDatabase(where, db).catch(() => {})
+    throw storeError(where, doing, error)
+  }
 }
