@@ -1,20 +1,14 @@
 // Layered filters with feeds (docs/SPEC.md 9.8 and 9.12): the layered meta in format 2, every layer
 // a fixed filter with feeds of its feedLength, whoever creates it (a grower, a rebuild, an import),
 // and every add into a layer fed: each layer's feeds replayed are its bits.
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { RedisBloomFilter, type LayeredRedisFilter } from '@bloomkit/redis-backend'
 import type { RedisClient } from '../src/wire/client.js'
-import { clusterClient, errorOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
-import { allFeeds, bitsOnlyIn, replay, serverBits } from './support/feeds.js'
+import { bothDeployments, errorOf, namesOf, uniqueName } from './support/clients.js'
+import { allFeeds, bitsOnlyIn, keyRange, replay, serverBits } from './support/feeds.js'
 import * as spec from './support/independent.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
-
-const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
+const { redis, cluster } = bothDeployments()
 
 /** The bits of each layer of `filter`, by id. */
 async function layerBits(client: RedisClient, filter: LayeredRedisFilter): Promise<Map<number, Uint8Array>> {
@@ -53,14 +47,14 @@ test.each([
   const name = uniqueName('feed-layered')
   const filter = await RedisBloomFilter.create(client, name, { capacity: 300, errorRate: 0.01, growth: 2, feed: true, feedLength: 200 })
   expect(await client.hmget(`${name}:meta`, 'format', 'feedLength')).toEqual(['2', '200'])
-  await filter.addMany(range('a', 0, 1500))
-  for (const key of range('one', 0, 50)) await filter.add(key)
+  await filter.addMany(keyRange('a', 0, 1500))
+  for (const key of keyRange('one', 0, 50)) await filter.add(key)
   expect(await expectLayersFed(client, filter, 200, 'grown')).toBeGreaterThan(2)
   // Another instance, opened without asking, writes through feeds too.
   const other = await RedisBloomFilter.open(client, name, { kind: 'layered' })
-  await other.addMany(range('b', 0, 800))
+  await other.addMany(keyRange('b', 0, 800))
   await expectLayersFed(client, filter, 200, 'other')
-  await filter.rebuild(range('kept', 0, 400))
+  await filter.rebuild(keyRange('kept', 0, 400))
   expect(await expectLayersFed(client, filter, 200, 'rebuilt')).toBe(1)
 
   // An import into a free name with feed: true; without, format 1 as before.
@@ -68,7 +62,7 @@ test.each([
   const imported = await RedisBloomFilter.import(client, uniqueName('feed-layered-import'), snapshot, { kind: 'layered', feed: true })
   expect(await client.hget(`${imported.name}:meta`, 'format')).toBe('2')
   const loaded = await layerBits(client, imported)
-  await imported.addMany(range('c', 0, 300))
+  await imported.addMany(keyRange('c', 0, 300))
   await expectLayersFed(client, imported, 1024, 'imported', loaded)
   await client.hdel(`${imported.name}:meta`, 'feedLength')
   expect((await errorOf(RedisBloomFilter.open(client, imported.name))).code, 'format 2 without feedLength').toBe('BLOOM_CORRUPT_STORE')
@@ -80,9 +74,9 @@ test.each([
   // A reader and writer written from the spec grows the filter in layers with feeds.
   const theirs = await spec.openLayered(client as never, name)
   expect(theirs.feedLength).toBe(200)
-  await spec.addLayered(client as never, theirs, range('spec', 0, 1200))
+  await spec.addLayered(client as never, theirs, keyRange('spec', 0, 1200))
   expect(await expectLayersFed(client, filter, 200, 'spec')).toBeGreaterThan(1)
-  expect(await filter.hasMany(range('spec', 0, 1200))).not.toContain(false)
+  expect(await filter.hasMany(keyRange('spec', 0, 1200))).not.toContain(false)
   await Promise.all([filter.destroy(), other.close(), imported.destroy(), plain.destroy()])
 })
 
@@ -91,7 +85,7 @@ test('a rotating filter with feeds: each window’s layer is fed', async () => {
   const filter = await RedisBloomFilter.create(redis, uniqueName('feed-rotating'), { capacity: 500, errorRate: 0.01, window: { seconds: 60, keep: 2 }, feed: true, clock: () => clock.now })
   for (let w = 0; w < 3; w++) {
     if (w > 0) clock.now += 60_000
-    await filter.addMany(range(`w${w}`, 0, 300))
+    await filter.addMany(keyRange(`w${w}`, 0, 300))
   }
   expect(await expectLayersFed(redis, filter, 1024, 'rotated')).toBe(2)
   await filter.destroy()

@@ -1,26 +1,16 @@
 // A filter's feeds through its life (docs/SPEC.md 9.12): store format 2 and its option checks, a
 // reset in the same script as every replacement of a shard (with the shard's TTL), trimming,
 // destroy and TTLs, and what a damaged or lost feed does to an add.
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { PositionBatch } from '@bloomkit/core/store'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { KeyNames } from '../src/layout/key-names.js'
 import type { RedisClient } from '../src/wire/client.js'
-import { clusterClient, errorOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
-import { allFeeds, feedEntries } from './support/feeds.js'
+import { bothDeployments, errorOf, namesOf, uniqueName } from './support/clients.js'
+import { allFeeds, feedEntries, keyRange } from './support/feeds.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, deployments: CLIENTS } = bothDeployments()
 
-const CLIENTS = [
-  ['standalone', redis],
-  ['Cluster', cluster],
-] as const
-
-const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
 const SIZE = { capacity: 5000, errorRate: 0.01, shards: 3 }
 
 /** Each feed's entry kinds, and the IDs of their first entries. */
@@ -43,7 +33,7 @@ test('a filter with a feed is store format 2 with its feedLength; one without st
   expect(await redis.hget(`${short.name}:meta`, 'feedLength')).toBe('16')
 
   const plain = await RedisBloomFilter.create(redis, uniqueName('format1'), SIZE)
-  await plain.addMany(range('k', 0, 100))
+  await plain.addMany(keyRange('k', 0, 100))
   expect(await redis.hget(`${plain.name}:meta`, 'format')).toBe('1')
   expect((await plain.info()).feedLength).toBeUndefined()
   const names = namesOf(plain)
@@ -117,7 +107,7 @@ test.each(CLIENTS)('every replacement resets each shard feed in the swap, with t
   const filter = await RedisBloomFilter.create(client, name, { ...SIZE, feed: true, ttl: 1000 })
   const names = namesOf(filter)
   const resetEach = async (what: string, replace: () => Promise<unknown>, target = filter) => {
-    await target.addMany(range(what, 0, 200))
+    await target.addMany(keyRange(what, 0, 200))
     const before = await feedsOf(client, target)
     expect(before.kinds.flat().filter((kind) => kind === 'add').length, `adds before ${what}`).toBeGreaterThan(0)
     await replace()
@@ -131,24 +121,24 @@ test.each(CLIENTS)('every replacement resets each shard feed in the swap, with t
     }
   }
   await resetEach('clear', () => filter.clear())
-  await resetEach('rebuild', () => filter.rebuild(range('kept', 0, 100)))
+  await resetEach('rebuild', () => filter.rebuild(keyRange('kept', 0, 100)))
   const snapshot = await filter.export()
   await resetEach('import', () => RedisBloomFilter.import(client, name, snapshot, { kind: 'fixed' }))
   const other = await RedisBloomFilter.fromParameters(client, uniqueName('feed-merge'), filter.parameters)
-  await other.addMany(range('merged', 0, 50))
+  await other.addMany(keyRange('merged', 0, 50))
   await resetEach('merge', () => filter.merge(other))
   await resetEach('writeShard', () => filter.bitStore.writeShard(0, 0, new Uint8Array(8)).then(() => filter.bitStore.writeShard(1, 0, new Uint8Array(8))).then(() => filter.bitStore.writeShard(2, 0, new Uint8Array(8))))
 
   // New parameters: the new filter's shards are other keys; their feeds start reset, the old ones' go.
   const wider = await RedisBloomFilter.fromParameters(client, uniqueName('feed-wider'), { ...filter.parameters, shards: 5, bits: filter.parameters.bits / 3 * 5 })
-  await wider.addMany(range('wider', 0, 100))
+  await wider.addMany(keyRange('wider', 0, 100))
   const replaced = await RedisBloomFilter.import(client, name, await wider.export(), { replaceParameters: true, kind: 'fixed' })
   expect((await replaced.info()).feedLength, 'the replaced filter keeps its feed').toBe(1024)
   expect((await feedsOf(client, replaced)).kinds).toEqual(Array.from({ length: 5 }, () => ['reset']))
   const newNames = namesOf(replaced)
   const kept = new Set(Array.from({ length: 5 }, (_, shard) => newNames.feed(shard)))
   for (let shard = 0; shard < 3; shard++) if (!kept.has(names.feed(shard))) expect(await client.exists(names.feed(shard)), `old feed ${shard}`).toBe(0)
-  await replaced.addMany(range('after', 0, 50))
+  await replaced.addMany(keyRange('after', 0, 50))
   expect((await allFeeds(client, newNames, 5)).flat().filter((entry) => entry.kind === 'add').length).toBeGreaterThan(0)
   await Promise.all([replaced.destroy(), other.destroy(), wider.destroy()])
   await filter.close()
@@ -158,7 +148,7 @@ test.each(CLIENTS)('destroy removes the feeds (instance, static, and what a kill
   const filter = await RedisBloomFilter.create(client, uniqueName('feed-destroy'), { ...SIZE, feed: true })
   const names = namesOf(filter)
   const feeds = [0, 1, 2].map((shard) => names.feed(shard))
-  await filter.addMany(range('k', 0, 100))
+  await filter.addMany(keyRange('k', 0, 100))
   await filter.setTtl(100)
   for (const feed of feeds) expect(await client.pttl(feed)).toBeGreaterThan(90_000)
   await filter.setTtl(null)
@@ -179,7 +169,7 @@ test.each(CLIENTS)('destroy removes the feeds (instance, static, and what a kill
 
 test('feeds are trimmed to about feedLength entries (Redis trims whole stream nodes)', async () => {
   const filter = await RedisBloomFilter.create(redis, uniqueName('feed-trim'), { capacity: 1000, errorRate: 0.01, shards: 1, feed: true, feedLength: 1 })
-  for (const key of range('k', 0, 400)) await filter.add(key)
+  for (const key of keyRange('k', 0, 400)) await filter.add(key)
   const length = await redis.xlen(namesOf(filter).feed(0))
   expect(length).toBeGreaterThan(0)
   // Up to one node of 100 entries (stream-node-max-entries) stays besides the newest.
@@ -192,14 +182,14 @@ test.each(CLIENTS)('a lost shard with its feed: the add fails with BLOOM_DATA_LO
     const filter = await RedisBloomFilter.create(client, uniqueName('feed-lost'), { ...SIZE, shards: 1, feed: true, ...options })
     const names = namesOf(filter)
     await client.del(names.shard(0), names.feed(0))
-    expect((await errorOf(filter.addMany(range('k', 0, 10)))).code).toBe('BLOOM_DATA_LOST')
+    expect((await errorOf(filter.addMany(keyRange('k', 0, 10)))).code).toBe('BLOOM_DATA_LOST')
     expect(await client.exists(names.feed(0)), `feed made again (${JSON.stringify(options)})`).toBe(0)
     await filter.destroy()
 
     const damaged = await RedisBloomFilter.create(client, uniqueName('feed-wrongtype'), { ...SIZE, shards: 1, feed: true, ...options })
     await client.del(namesOf(damaged).feed(0))
     await client.set(namesOf(damaged).feed(0), 'not a stream')
-    expect((await errorOf(damaged.addMany(range('k', 0, 10)))).code, `${JSON.stringify(options)}`).toBe('BLOOM_CORRUPT_STORE')
+    expect((await errorOf(damaged.addMany(keyRange('k', 0, 10)))).code, `${JSON.stringify(options)}`).toBe('BLOOM_CORRUPT_STORE')
     await damaged.destroy()
   }
 })

@@ -1,28 +1,13 @@
 // The feed of a filter with store format 2 (docs/SPEC.md 9.12): every add that sets bits in a live
 // shard appends its keys in the same atomic step, whatever path it takes, so that replaying the
 // feeds into empty shards gives exactly the server's bits; every replacement resets the feed.
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import type { FilterParameters } from '@bloomkit/core'
-import { clusterClient, namesOf, PATHS, standaloneClient, uniqueName } from './support/clients.js'
-import { allFeeds, bitsOnlyIn, replay, serverBits } from './support/feeds.js'
+import { bothDeployments, namesOf, PATHS, uniqueName } from './support/clients.js'
+import { allFeeds, bitsOnlyIn, keyRange, replay, serverBits, SMALL_FED } from './support/feeds.js'
 import type { RedisClient } from '../src/wire/client.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
-
-const CLIENTS = [
-  ['standalone', redis],
-  ['Cluster', cluster],
-] as const
-
-const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
-
-/** 4 shards of 64 blocks (blocked layout, k = 7): small enough to fill to half with a few thousand keys. */
-const SMALL: FilterParameters = { bits: 4 * 64 * 512, hashes: 7, shards: 4, seed: 5, scheme: 2, layout: 'blocked' }
+const { deployments: CLIENTS } = bothDeployments()
 
 /** Adds `keys` through `filter` every way a caller can: one batch, single calls at once (coalesced), single calls one by one. */
 async function addEveryWay(filter: RedisBloomFilter, keys: string[]): Promise<void> {
@@ -45,18 +30,18 @@ async function expectFeedsMatch(client: RedisClient, filter: RedisBloomFilter, b
 
 test.each(CLIENTS)('every add path appends its keys to the shard feed in the same step: the replayed feeds are the server bits, also around a rebuild (%s)', async (_, client) => {
   const name = uniqueName('feed-paths')
-  const filter = await RedisBloomFilter.fromParameters(client, name, SMALL, { feed: true })
+  const filter = await RedisBloomFilter.fromParameters(client, name, SMALL_FED, { feed: true })
   const ways = await Promise.all(PATHS.map(([, options]) => RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })))
   // Every path of a single process, then two at once.
-  for (const [i, way] of ways.entries()) await addEveryWay(way, range(`path${i}`, 0, 150))
-  await Promise.all(ways.map((way, i) => addEveryWay(way, range(`both${i}`, 0, 90))))
+  for (const [i, way] of ways.entries()) await addEveryWay(way, keyRange(`path${i}`, 0, 150))
+  await Promise.all(ways.map((way, i) => addEveryWay(way, keyRange(`both${i}`, 0, 90))))
   await expectFeedsMatch(client, filter)
 
   // Half full, batches of mostly present keys: adds read blocks first and (standalone, batch
   // connections) send only the bits still missing.
-  await ways[4].addMany(range('fill', 0, 6000))
+  await ways[4].addMany(keyRange('fill', 0, 6000))
   const partial = ways[0]
-  for (let round = 0; round < 4; round++) await partial.addMany([...range('fill', round * 500, round * 500 + 600), ...range(`new${round}`, 0, 400)])
+  for (let round = 0; round < 4; round++) await partial.addMany([...keyRange('fill', round * 500, round * 500 + 600), ...keyRange(`new${round}`, 0, 400)])
   await expectFeedsMatch(client, filter)
 
   // During a rebuild every add is written to the live shards (fed) and the next generation.
@@ -67,22 +52,22 @@ test.each(CLIENTS)('every add path appends its keys to the shard feed in the sam
   async function* source() {
     pulled()
     await gate
-    yield* range('kept', 0, 500)
+    yield* keyRange('kept', 0, 500)
   }
   const rebuilt = filter.rebuild(source())
   await started
-  for (const [i, way] of ways.entries()) await addEveryWay(way, range(`during${i}`, 0, 120))
+  for (const [i, way] of ways.entries()) await addEveryWay(way, keyRange(`during${i}`, 0, 120))
   await expectFeedsMatch(client, filter)
   release()
   await rebuilt
 
   // The swap reset every feed: it holds one reset entry, and the bits are the rebuilt ones.
   const names = namesOf(filter)
-  for (const entries of await allFeeds(client, names, SMALL.shards)) expect(entries.map((entry) => entry.kind)).toEqual(['reset'])
-  const loaded = await serverBits(client, names, SMALL)
-  for (const [i, way] of ways.entries()) await addEveryWay(way, range(`after${i}`, 0, 120))
+  for (const entries of await allFeeds(client, names, SMALL_FED.shards)) expect(entries.map((entry) => entry.kind)).toEqual(['reset'])
+  const loaded = await serverBits(client, names, SMALL_FED)
+  for (const [i, way] of ways.entries()) await addEveryWay(way, keyRange(`after${i}`, 0, 120))
   await expectFeedsMatch(client, filter, loaded)
-  expect(await filter.hasMany([...range('kept', 0, 500), ...range('during3', 0, 120), ...range('after2', 0, 120)])).not.toContain(false)
+  expect(await filter.hasMany([...keyRange('kept', 0, 500), ...keyRange('during3', 0, 120), ...keyRange('after2', 0, 120)])).not.toContain(false)
   await filter.destroy()
   await Promise.all(ways.map((way) => way.close()))
 })

@@ -2,26 +2,13 @@
 // with no read first, in one MULTI that proves the replica's position still stands; a key is new
 // exactly when one of its positions was unset; a replaced shard or a running rebuild gets every
 // position written again, so no acknowledged add is lost.
-import { afterAll, describe, expect, test, vi } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import type { FilterParameters } from '@bloomkit/core'
-import { clusterClient, errorOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
-import { allFeeds, bitsOnlyIn, replay, serverBits } from './support/feeds.js'
+import { bothDeployments, errorOf, namesOf, uniqueName } from './support/clients.js'
+import { allFeeds, bitsOnlyIn, keyRange, replay, serverBits, SMALL_FED } from './support/feeds.js'
 import type { RedisClient } from '../src/wire/client.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
-
-const CLIENTS = [
-  ['standalone', redis],
-  ['Cluster', cluster],
-] as const
-
-const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
-const SMALL: FilterParameters = { bits: 4 * 64 * 512, hashes: 7, shards: 4, seed: 5, scheme: 2, layout: 'blocked' }
+const { redis, deployments: CLIENTS } = bothDeployments()
 
 async function expectFeedsMatch(client: RedisClient, filter: RedisBloomFilter): Promise<void> {
   const names = namesOf(filter)
@@ -32,12 +19,12 @@ async function expectFeedsMatch(client: RedisClient, filter: RedisBloomFilter): 
 
 test.each(CLIENTS)('adds through a replica say new exactly as a direct add would, reach the server and the feed (%s)', async (_, client) => {
   const name = uniqueName('replica-adds')
-  const direct = await RedisBloomFilter.fromParameters(client, name, SMALL, { feed: true })
+  const direct = await RedisBloomFilter.fromParameters(client, name, SMALL_FED, { feed: true })
   const replica = await RedisBloomFilter.open(client, name, { kind: 'fixed', replica: true })
   const model = new Set<string>()
   for (let round = 0; round < 6; round++) {
     // Half known keys, half new, some twice in one batch.
-    const keys = [...range('k', round * 200, round * 200 + 300), ...range('k', round * 200, round * 200 + 20)]
+    const keys = [...keyRange('k', round * 200, round * 200 + 300), ...keyRange('k', round * 200, round * 200 + 20)]
     const answers = await replica.addMany(keys)
     keys.forEach((key, i) => {
       if (!model.has(key)) expect(answers[i], key).toBe(true)
@@ -56,11 +43,11 @@ test.each(CLIENTS)('adds through a replica say new exactly as a direct add would
 
 test('only the positions the replica shows unset are sent, and a key it shows present sends none (standalone)', async () => {
   const name = uniqueName('replica-add-bits')
-  const direct = await RedisBloomFilter.fromParameters(redis, name, { ...SMALL, shards: 1, bits: 64 * 512 }, { feed: true })
-  await direct.addMany(range('half', 0, 3200))
+  const direct = await RedisBloomFilter.fromParameters(redis, name, { ...SMALL_FED, shards: 1, bits: 64 * 512 }, { feed: true })
+  await direct.addMany(keyRange('half', 0, 3200))
   const replica = await RedisBloomFilter.open(redis, name, { kind: 'fixed', replica: true })
   const spy = vi.spyOn(redis, 'sendCommand')
-  const keys = [...range('new', 0, 100), ...range('half', 0, 100)]
+  const keys = [...keyRange('new', 0, 100), ...keyRange('half', 0, 100)]
   await replica.addMany(keys)
   const sent = spy.mock.calls.map(([command]) => command as unknown as { name: string; toWritable?: () => Buffer })
   spy.mockRestore()
@@ -79,9 +66,9 @@ test('only the positions the replica shows unset are sent, and a key it shows pr
 
 test.each(CLIENTS)('a key the replica shows present, added after a clear it has not seen yet, is written again in full and said new (%s)', async (_, client) => {
   const name = uniqueName('replica-add-clear')
-  const direct = await RedisBloomFilter.fromParameters(client, name, SMALL, { feed: true })
+  const direct = await RedisBloomFilter.fromParameters(client, name, SMALL_FED, { feed: true })
   const replica = await RedisBloomFilter.open(client, name, { kind: 'fixed', replica: true })
-  const keys = range('k', 0, 100)
+  const keys = keyRange('k', 0, 100)
   await replica.addMany(keys)
   // Let the Cluster follower's polling slow down, so that the clear is not seen before the add.
   await new Promise((resolve) => setTimeout(resolve, 1500))
@@ -94,9 +81,9 @@ test.each(CLIENTS)('a key the replica shows present, added after a clear it has 
 
 test.each(CLIENTS)('adds through a replica while a rebuild runs are kept by its swap (%s)', async (_, client) => {
   const name = uniqueName('replica-add-rebuild')
-  const direct = await RedisBloomFilter.fromParameters(client, name, SMALL, { feed: true })
+  const direct = await RedisBloomFilter.fromParameters(client, name, SMALL_FED, { feed: true })
   const replica = await RedisBloomFilter.open(client, name, { kind: 'fixed', replica: true })
-  await replica.addMany(range('old', 0, 300))
+  await replica.addMany(keyRange('old', 0, 300))
   let release!: () => void
   let pulled!: () => void
   const gate = new Promise<void>((resolve) => (release = resolve))
@@ -104,27 +91,27 @@ test.each(CLIENTS)('adds through a replica while a rebuild runs are kept by its 
   async function* source() {
     pulled()
     await gate
-    yield* range('kept', 0, 100)
+    yield* keyRange('kept', 0, 100)
   }
   const rebuilt = direct.rebuild(source())
   await started
   // Present in the replica (old keys), and new ones: all must reach the rebuilt shards.
-  await replica.addMany([...range('old', 0, 50), ...range('during', 0, 200)])
-  await Promise.all(range('single', 0, 20).map((key) => replica.add(key)))
+  await replica.addMany([...keyRange('old', 0, 50), ...keyRange('during', 0, 200)])
+  await Promise.all(keyRange('single', 0, 20).map((key) => replica.add(key)))
   release()
   await rebuilt
-  expect((await direct.hasMany([...range('old', 0, 50), ...range('during', 0, 200), ...range('single', 0, 20), ...range('kept', 0, 100)])).every(Boolean)).toBe(true)
+  expect((await direct.hasMany([...keyRange('old', 0, 50), ...keyRange('during', 0, 200), ...keyRange('single', 0, 20), ...keyRange('kept', 0, 100)])).every(Boolean)).toBe(true)
   await replica.close()
   await direct.destroy()
 })
 
 test.each(CLIENTS)('an add into a lost shard through a replica is BLOOM_DATA_LOST and leaves no key behind (%s)', async (_, client) => {
   const name = uniqueName('replica-add-lost')
-  const direct = await RedisBloomFilter.fromParameters(client, name, { ...SMALL, shards: 1, bits: 64 * 512 }, { feed: true })
+  const direct = await RedisBloomFilter.fromParameters(client, name, { ...SMALL_FED, shards: 1, bits: 64 * 512 }, { feed: true })
   const replica = await RedisBloomFilter.open(client, name, { kind: 'fixed', replica: true })
   const key = namesOf(direct).shard(0)
   await client.del(key)
-  expect((await errorOf(replica.addMany(range('x', 0, 10)))).code).toBe('BLOOM_DATA_LOST')
+  expect((await errorOf(replica.addMany(keyRange('x', 0, 10)))).code).toBe('BLOOM_DATA_LOST')
   expect(await client.exists(key)).toBe(0)
   await replica.close()
   await RedisBloomFilter.destroy(client, name)
@@ -137,11 +124,11 @@ function stopFollower(filter: RedisBloomFilter): void {
 
 const REPLACEMENTS = [
   ['clear', (direct: RedisBloomFilter) => direct.clear()],
-  ['rebuild without the keys', (direct: RedisBloomFilter) => direct.rebuild(range('other', 0, 10))],
+  ['rebuild without the keys', (direct: RedisBloomFilter) => direct.rebuild(keyRange('other', 0, 10))],
   [
     'import over it',
     async (direct: RedisBloomFilter, client: RedisClient) => {
-      const empty = await RedisBloomFilter.fromParameters(client, uniqueName('replica-add-empty'), SMALL)
+      const empty = await RedisBloomFilter.fromParameters(client, uniqueName('replica-add-empty'), SMALL_FED)
       const snapshot = await empty.export()
       await empty.destroy()
       await RedisBloomFilter.import(client, direct.name, snapshot, { kind: 'fixed' })
@@ -156,9 +143,9 @@ const REPLACEMENTS = [
 describe.each(CLIENTS)('a replica that missed a replacement of the shards does not skip a bit (%s)', (_, client) => {
   test.each(REPLACEMENTS)('%s', async (_what, replace) => {
     const name = uniqueName('replica-add-missed')
-    const direct = await RedisBloomFilter.fromParameters(client, name, SMALL, { feed: true })
+    const direct = await RedisBloomFilter.fromParameters(client, name, SMALL_FED, { feed: true })
     const replica = await RedisBloomFilter.open(client, name, { kind: 'fixed', replica: true })
-    const keys = range('k', 0, 200)
+    const keys = keyRange('k', 0, 200)
     await replica.addMany(keys)
     stopFollower(replica)
     await replace(direct, client)

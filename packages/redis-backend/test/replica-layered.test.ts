@@ -2,17 +2,12 @@
 // filter with a feed, held in this process by its own replica. Keys added by another process,
 // in layers it listed meanwhile, read present to a strict check begun after their adds; the
 // answers are the server's; keys the layers show present cost no command at all.
-import { afterAll, expect, test, vi } from 'vitest'
+import { expect, test, vi } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, errorOf, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, errorOf, uniqueName } from './support/clients.js'
+import { keyRange } from './support/feeds.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
-
-const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
+const { redis, cluster } = bothDeployments()
 
 test.each([
   ['standalone', redis],
@@ -20,12 +15,12 @@ test.each([
 ] as const)('a replica of a scalable filter answers as the server, through layers listed after it opened (%s)', async (_, client) => {
   const name = uniqueName('replica-layered')
   const direct = await RedisBloomFilter.create(client, name, { capacity: 200, errorRate: 0.01, growth: 2, feed: true, seed: 3 })
-  await direct.addMany(range('before', 0, 300))
+  await direct.addMany(keyRange('before', 0, 300))
   const replica = await RedisBloomFilter.open(client, name, { kind: 'layered', replica: true })
-  const absent = range('never', 0, 2000)
+  const absent = keyRange('never', 0, 2000)
   for (let round = 0; round < 5; round++) {
     // Each round grows the filter by new layers the replica has not opened yet.
-    const keys = range(`r${round}`, 0, 150 * 2 ** round)
+    const keys = keyRange(`r${round}`, 0, 150 * 2 ** round)
     await direct.addMany(keys)
     expect((await replica.hasMany(keys)).every(Boolean), `round ${round}, batch`).toBe(true)
     const singles = keys.slice(-20)
@@ -35,8 +30,8 @@ test.each([
   expect((await replica.layers()).length).toBe((await direct.layers()).length)
   expect((await replica.layers()).length).toBeGreaterThan(4)
   // Adds through it reach the server; the other instance sees them.
-  expect((await replica.addMany(range('mine', 0, 100))).every(Boolean)).toBe(true)
-  expect((await direct.hasMany(range('mine', 0, 100))).every(Boolean)).toBe(true)
+  expect((await replica.addMany(keyRange('mine', 0, 100))).every(Boolean)).toBe(true)
+  expect((await direct.hasMany(keyRange('mine', 0, 100))).every(Boolean)).toBe(true)
   await replica.close()
   await direct.destroy()
 })
@@ -44,7 +39,7 @@ test.each([
 test('keys every layer replica shows present are answered with no command (standalone)', async () => {
   const name = uniqueName('replica-layered-local')
   const direct = await RedisBloomFilter.create(redis, name, { capacity: 200, errorRate: 0.01, growth: 2, feed: true })
-  const keys = range('k', 0, 1000)
+  const keys = keyRange('k', 0, 1000)
   await direct.addMany(keys)
   const replica = await RedisBloomFilter.open(redis, name, { replica: true })
   expect((await replica.hasMany(keys)).every(Boolean)).toBe(true)
@@ -74,13 +69,13 @@ test('a replica of a rotating filter finds keys added in the current window by a
   const window = { seconds: 60, keep: 2 }
   const direct = await RedisBloomFilter.create(redis, name, { capacity: 500, errorRate: 0.001, window, feed: true, clock })
   const replica = await RedisBloomFilter.open(redis, name, { kind: 'layered', replica: true, clock })
-  const absent = range('never', 0, 500)
+  const absent = keyRange('never', 0, 500)
   for (let step = 0; step < 4; step++) {
-    const keys = range(`w${step}`, 0, 300)
+    const keys = keyRange(`w${step}`, 0, 300)
     await direct.addMany(keys)
     expect((await replica.hasMany(keys)).every(Boolean), `window ${step}`).toBe(true)
     expect(await replica.hasMany(absent)).toEqual(await direct.hasMany(absent))
-    if (step >= window.keep) expect(await replica.hasMany(range(`w${step - window.keep}`, 0, 300))).toEqual(await direct.hasMany(range(`w${step - window.keep}`, 0, 300)))
+    if (step >= window.keep) expect(await replica.hasMany(keyRange(`w${step - window.keep}`, 0, 300))).toEqual(await direct.hasMany(keyRange(`w${step - window.keep}`, 0, 300)))
     now += window.seconds * 1000
   }
   await replica.close()

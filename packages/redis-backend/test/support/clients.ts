@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis'
-import { expect, inject, vi } from 'vitest'
+import { afterAll, expect, inject, vi } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { KeyNames } from '../../src/layout/key-names.js'
 import type { RedisClient } from '../../src/wire/client.js'
@@ -74,4 +74,21 @@ export async function commandsOf(client: RedisClient, body: () => Promise<unknow
   } finally {
     spy.mockRestore()
   }
+}
+
+/**
+ * A standalone and a Cluster client for a test file, closed after its tests, and the two as
+ * `[label, client]` pairs for `test.each`.
+ */
+export function bothDeployments() {
+  const redis = standaloneClient()
+  const cluster = clusterClient()
+  afterAll(async () => {
+    await Promise.all([redis.quit(), cluster.quit()])
+  })
+  const deployments = [
+    ['standalone', redis],
+    ['Cluster', cluster],
+  ] as const
+  return { redis, cluster, deployments }
 }

@@ -16,6 +16,12 @@ type Client = RedisClient & {
 }
 
 /** Every entry of `key`'s stream, oldest first (none when the key is missing). */
+/** Keys `prefix:from` … `prefix:(to − 1)`. */
+export const keyRange = (prefix: string, from: number, to: number): string[] => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
+
+/** 4 shards of 64 blocks (blocked layout, k = 7): small enough to fill to half with a few thousand keys. */
+export const SMALL_FED: FilterParameters = { bits: 4 * 64 * 512, hashes: 7, shards: 4, seed: 5, scheme: 2, layout: 'blocked' }
+
 export async function feedEntries(client: RedisClient, key: string): Promise<FeedEntry[]> {
   const raw = await (client as Client).xrangeBuffer(key, '-', '+')
   return raw.map(([id, fields]) => decodeFeedEntry(id.toString(), fields))
