@@ -17,7 +17,7 @@ export default defineProject({
     ...propertySeeds,
     name: 'redis-ioredis5',
     env: { ...propertySeeds.env, IOREDIS_MAJOR: '5' },
-    include: ['test/bit-store.test.ts', 'test/bloom-filter.test.ts', 'test/whole-shard.test.ts', 'test/batch-connection.test.ts', 'test/data-loss.test.ts', 'test/readme.test.ts', 'test/clients.test.ts', 'test/feed.test.ts', 'test/replica.test.ts', 'test/replica-adds.test.ts'],
+    include: ['test/bit-store-suite.test.ts', 'test/bloom-filter.test.ts', 'test/whole-shard.test.ts', 'test/batch-connection.test.ts', 'test/data-loss.test.ts', 'test/readme.test.ts', 'test/clients.test.ts', 'test/feed.test.ts', 'test/replica.test.ts', 'test/replica-adds.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -4,16 +4,6 @@ import { CountingBloomFilter, sizeFilter } from '@bloomkit/core'
 import { createKeyHasher } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { CountingMemoryFilter, MemoryCounterStore } from '@bloomkit/memory-backend/counting'
-import { countingFilterSuite } from '../../../test-support/counting-suite.js'
-
-countingFilterSuite({
-  name: 'memory',
-  create: (parameters) => CountingMemoryFilter.fromParameters(parameters),
-  createPlain: (parameters) => MemoryBloomFilter.fromParameters(parameters),
-  importCounting: (snapshot) => CountingMemoryFilter.import(snapshot),
-  runs: 150,
-  fpr: { capacity: 100_000, probes: 400_000 },
-})
 
 describe('CountingMemoryFilter', () => {
   test('single-key calls (the in-place probe) and batches through the store (the kernels) leave identical counters', async () => {

@@ -3,21 +3,11 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { checkParameters, crc32, snapshotFormat } from '@bloomkit/core/store'
 import { CountingLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { CountingMemoryFilter } from '@bloomkit/memory-backend/counting'
-import { countingFilterSuite } from '../../../test-support/counting-suite.js'
 import { withRaw } from './support/raw-level.js'
 import { tempFolders } from './support/temp-folders.js'
 
 const folders = tempFolders('bloomkit-counting-')
 afterAll(() => folders.removeAll())
-
-countingFilterSuite({
-  name: 'LevelDB',
-  create: (parameters) => CountingLevelFilter.fromParameters(folders.path(), parameters),
-  createPlain: async (parameters) => (await LevelBloomFilter.import(folders.path(), (await (await import('@bloomkit/memory-backend')).MemoryBloomFilter.fromParameters(parameters)).export(), { kind: 'fixed' })),
-  importCounting: (snapshot) => CountingLevelFilter.import(folders.path(), snapshot),
-  runs: 25,
-  fpr: { capacity: 20_000, probes: 200_000 },
-})
 
 describe('CountingLevelFilter', () => {
   test('counters persist across close and open, and concurrent calls within the process are atomic per key', async () => {
