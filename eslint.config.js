@@ -26,6 +26,20 @@ export default tseslint.config(
     },
   },
   {
+    files: ['**/test/**/*.ts', 'test-support/**/*.ts', 'scripts/**/*.test.ts'],
+    rules: {
+      // `toMatchObject({ message: /x/ })` passes whatever the message: a RegExp has no own keys, so
+      // vitest's subset check finds nothing to compare. expect.stringMatching(/x/) compares.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='toMatchObject'] Property > Literal[regex]",
+          message: 'toMatchObject ignores a RegExp value (it passes whatever the property holds): use expect.stringMatching(/…/).',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: NODE_GLOBALS },
   },

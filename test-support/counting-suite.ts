@@ -207,7 +207,7 @@ export function countingFilterSuite(options: CountingSuiteOptions): void {
         expect(await a.hasMany(['one', 'two', 'three'])).toEqual([true, true, true])
         expect(await a.remove('two')).toBe(true)
         expect(await a.has('two')).toBe(true)
-        const refused = (run: () => unknown) => expect(Promise.resolve().then(run)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
+        const refused = (run: () => unknown) => expect(Promise.resolve().then(run)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringMatching(/plain filter/) })
         await refused(() => a.merge(plain as never))
         await refused(() => plain.merge(a as never))
       } finally {
@@ -221,7 +221,7 @@ export function countingFilterSuite(options: CountingSuiteOptions): void {
         await plain.add('k')
         const error = await options.importCounting(await plain.export()).catch((e: unknown) => e)
         expect(error).toBeInstanceOf(BloomError)
-        expect(error).toMatchObject({ code: 'BLOOM_UNSUPPORTED_VERSION', message: /plain filter/ })
+        expect(error).toMatchObject({ code: 'BLOOM_UNSUPPORTED_VERSION', message: expect.stringMatching(/plain filter/) })
       } finally {
         await plain.close()
       }

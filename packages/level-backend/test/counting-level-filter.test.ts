@@ -50,7 +50,7 @@ describe('CountingLevelFilter', () => {
     } finally {
       await opened.close()
     }
-    await expect(LevelBloomFilter.open(counting, { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter, not a fixed one/ })
+    await expect(LevelBloomFilter.open(counting, { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringMatching(/counting filter, not a fixed one/) })
     const viaCounting = await LevelBloomFilter.open(counting, { kind: 'counting' })
     expect(viaCounting).toBeInstanceOf(CountingLevelFilter)
     await viaCounting.close()
@@ -62,12 +62,12 @@ describe('CountingLevelFilter', () => {
       await imported.close()
     }
     const refused = folders.path()
-    await expect(LevelBloomFilter.import(refused, snapshot, { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /counting filter's \(format version 3\)/ })
+    await expect(LevelBloomFilter.import(refused, snapshot, { kind: 'fixed' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringMatching(/counting filter's \(format version 3\)/) })
     await expect(LevelBloomFilter.open(refused)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
     const plain = folders.path()
     await (await LevelBloomFilter.create(plain, { capacity: 100, errorRate: 0.01 })).close()
-    await expect(CountingLevelFilter.open(plain)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
-    await expect(LevelBloomFilter.open(plain, { kind: 'counting' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: /plain filter/ })
+    await expect(CountingLevelFilter.open(plain)).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringMatching(/plain filter/) })
+    await expect(LevelBloomFilter.open(plain, { kind: 'counting' })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: expect.stringMatching(/fixed filter, not a counting one \(kind: 'counting' was asked for\)/) })
     await expect(LevelBloomFilter.create(folders.path(), { capacity: 100, errorRate: 0.01, counting: true, growth: 2 } as never)).rejects.toMatchObject({ code: 'BLOOM_INVALID_PARAMETER' })
   })
 
