@@ -7,7 +7,8 @@ import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOpti
 import { callRedis } from './errors.js'
 import { checkName, KeyNames, metaKey } from './layout/key-names.js'
 import { damagedFilterKeys } from './layout/damaged-meta.js'
-import { abandon, lockMeta, readMeta, readSettledMeta, unlockMeta } from './layout/meta-lock.js'
+import { abandon, lockMeta, readMeta, unlockMeta } from './layout/meta-lock.js'
+import { readStoredFilter, type RedisFilterKind } from './layout/stored-filter.js'
 import { decodeMeta, metaFields, type FilterMeta } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
 import { checkRedisOptions, checkRedisParameters, checkRebuildOptions, feedLengthOf, sizeRedisFilter, timeoutOf, ttlMsOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
@@ -20,29 +21,13 @@ import { startReplica } from './replica/start-replica.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources
 
-/** Which kind of filter `open` or `import` must find: a fixed one (`RedisBloomFilter`), a layered one (`LayeredRedisFilter`) or a counting one (`RedisCountingFilter`). */
-export type RedisFilterKind = 'fixed' | 'layered' | 'counting'
+export type { RedisFilterKind }
 
 /** Options of {@link RedisBloomFilter.open}: the store's, a rotating filter's `clock`, and `kind` to insist on one kind (default: either). */
 export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: RedisFilterKind }
 
 /** Options of {@link RedisBloomFilter.import}: as for a new filter, a rotating filter's `clock`, and `kind` as for `open`. */
 export type RedisImportOptions = RedisReplaceOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
-
-/**
- * `error` from an open of the kind asked for or, when `name` holds a filter of another kind (meta
- * field `kind`: `layered`, `counting`, or none for a fixed one), BLOOM_INCOMPATIBLE naming both.
- */
-async function refuseOtherKind(client: RedisClient, name: string, asked: RedisFilterKind, timeout: number, error: unknown): Promise<never> {
-  if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') {
-    const stored = await callRedis(client.hget(metaKey(name), 'kind'), timeout, `open "${name}"`).catch(() => undefined)
-    const found = stored === 'layered' || stored === 'counting' ? stored : stored === null ? 'fixed' : undefined
-    if (found !== undefined && found !== asked) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a ${found} filter, not a ${asked} one (kind: '${asked}' was asked for)`, { cause: error })
-    }
-  }
-  throw error
-}
 
 /**
  * A Bloom filter stored in Redis (standalone or Cluster, Redis ≥ 6.2, no modules) under a name,
@@ -166,27 +151,12 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkRedisOptions('RedisBloomFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
-    const kind = options.kind // checked by checkRedisOptions
     const timeout = timeoutOf(options)
-    // A name of another kind is BLOOM_INCOMPATIBLE naming the kind asked for, as a counting one is below.
-    if (kind === 'layered') return LayeredRedisFilter.open(client, name, options).catch(async (error: unknown) => refuseOtherKind(client, name, kind, timeout, error))
-    if (kind === 'counting') return RedisCountingFilter.open(client, name, options).catch(async (error: unknown) => refuseOtherKind(client, name, kind, timeout, error))
-    let meta: FilterMeta
-    try {
-      meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
-    } catch (error) {
-      // decodeMeta refuses a layered meta as BLOOM_INCOMPATIBLE: open it as what it is, unless a fixed one was asked for.
-      if (kind === undefined && error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE' && (await callRedis(client.hget(metaKey(name), 'kind'), timeout, `open "${name}"`)) === 'layered') {
-        return LayeredRedisFilter.open(client, name, options)
-      }
-      if (kind === 'fixed') return refuseOtherKind(client, name, kind, timeout, error)
-      throw error
-    }
-    if (meta.counting === true) {
-      if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a counting filter, not a fixed one (kind: 'fixed' was asked for)`)
-      return RedisCountingFilter.open(client, name, options)
-    }
-    return RedisBloomFilter.over(await openShardFilter(client, name, meta, { timeout }), options)
+    // The meta read once, its kind decided from it (options.kind was checked by checkRedisOptions).
+    const stored = await readStoredFilter(client, name, { timeout, lockWait: options.lockWait ?? 60_000, asked: options.kind })
+    if (stored.kind === 'layered') return LayeredRedisFilter.over(client, name, stored.fields, options)
+    if (stored.kind === 'counting') return RedisCountingFilter.fromMeta(client, name, stored.meta, options)
+    return RedisBloomFilter.over(await openShardFilter(client, name, stored.meta, { timeout }), options)
   }
 
   /**

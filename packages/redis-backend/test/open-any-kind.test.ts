@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { LayeredRedisFilter, RedisBloomFilter, RedisCountingFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { clusterClient, commandsOnKey, standaloneClient, uniqueName } from './support/clients.js'
 
 // Issue 21, item 2: RedisBloomFilter.open and .import open whatever create made under a name.
 
@@ -103,5 +103,36 @@ describe.each([
     expect(await copy.has('b')).toBe(true)
     expect(Buffer.from(await (await RedisBloomFilter.open(client, name, { kind: 'counting' })).export())).toEqual(Buffer.from(snapshot))
     await Promise.all([counting.destroy(), copy.destroy()])
+  })
+
+  test('open reads the meta hash once, whatever kind the name holds and whatever kind is asked for; another kind is BLOOM_INCOMPATIBLE naming both', async () => {
+    const made = {
+      fixed: await RedisBloomFilter.create(client, uniqueName('once-fixed'), { capacity: 100, errorRate: 0.01 }),
+      counting: await RedisBloomFilter.create(client, uniqueName('once-counting'), { capacity: 100, errorRate: 0.01, counting: true }),
+      layered: await RedisBloomFilter.create(client, uniqueName('once-layered'), { capacity: 100, errorRate: 0.01, growth: 2 }),
+    }
+    for (const [found, filter] of Object.entries(made)) {
+      for (const asked of [undefined, 'fixed', 'counting', 'layered'] as const) {
+        let opened: { kind: string; close(): Promise<void> } | undefined
+        let refused: unknown
+        // HGETALL and HGET of the meta (a layered filter's list is then read with HMGET, its layers under names of their own).
+        const reads = await commandsOnKey(client, `${filter.name}:meta`, async () => {
+          opened = await RedisBloomFilter.open(client, filter.name, asked === undefined ? {} : { kind: asked }).catch((error: unknown) => {
+            refused = error
+            return undefined
+          })
+        })
+        expect(reads.filter((command) => command === 'hgetall' || command === 'hget'), `${found} opened as ${asked ?? 'any kind'}`).toEqual(['hgetall'])
+        if (asked === undefined || asked === found) {
+          expect(opened?.kind).toBe(found)
+          await opened?.close()
+        } else {
+          expect(refused).toBeInstanceOf(BloomError)
+          expect((refused as BloomError).code).toBe('BLOOM_INCOMPATIBLE')
+          expect((refused as BloomError).message).toBe(`filter "${filter.name}" is a ${found} filter, not a ${asked} one (kind: '${asked}' was asked for)`)
+        }
+      }
+    }
+    await Promise.all(Object.values(made).map((filter) => filter.destroy()))
   })
 })

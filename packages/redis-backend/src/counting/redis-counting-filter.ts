@@ -5,6 +5,7 @@ import { createShardFilter, openShardFilter } from '../layout/shard-filter.js'
 import { importSnapshot, type SnapshotSource } from '../operations/import.js'
 import { checkName } from '../layout/key-names.js'
 import { readMeta, readSettledMeta } from '../layout/meta-lock.js'
+import type { FilterMeta } from '../layout/meta.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
 import { checkRedisOptions, checkRedisParameters, refuseFeed, sizeRedisFilter, timeoutOf, ttlMsOf, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from '../options.js'
 import { RedisCounterStore } from './redis-counter-store.js'
@@ -95,10 +96,18 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     refuseFeed(options)
-    const timeout = timeoutOf(options)
-    const meta = await readSettledMeta(client, name, timeout, options.lockWait ?? 60_000)
+    const meta = await readSettledMeta(client, name, timeoutOf(options), options.lockWait ?? 60_000)
     if (meta.counting !== true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a plain filter, not a counting one: open it with RedisBloomFilter.open`)
-    return RedisCountingFilter.over(await openShardFilter(client, name, meta, { timeout, counterBits: COUNTER_BITS }))
+    return RedisCountingFilter.fromMeta(client, name, meta, options)
+  }
+
+  /**
+   * @internal The counting filter whose meta `RedisBloomFilter.open` has read and decoded (it reads
+   * the meta once for every kind): its shards checked against the meta. `options` were checked by the caller.
+   */
+  static async fromMeta(client: RedisClient, name: string, meta: FilterMeta, options: RedisFilterOptions): Promise<RedisCountingFilter> {
+    refuseFeed(options)
+    return RedisCountingFilter.over(await openShardFilter(client, name, meta, { timeout: timeoutOf(options), counterBits: COUNTER_BITS }))
   }
 
   /**

@@ -21,11 +21,29 @@ export async function readMeta(client: RedisClient, name: string, timeout: numbe
 
 /** Reads the meta, waiting (up to `lockWait` ms) while another process creates or imports the filter. */
 export async function readSettledMeta(client: RedisClient, name: string, timeout: number, lockWait: number): Promise<FilterMeta> {
+  return untilSettled(name, lockWait, async () => {
+    const meta = await readMeta(client, name, timeout)
+    if (meta === undefined) throw notFound(name)
+    return { read: meta, meta }
+  })
+}
+
+/** `BLOOM_NOT_FOUND` for an open of `name`. */
+export function notFound(name: string): BloomError {
+  return new BloomError('BLOOM_NOT_FOUND', `no filter named "${name}" in Redis`)
+}
+
+/**
+ * Runs `read` again (every {@link POLL_MS} ms, up to `lockWait` ms) while the meta it returns is
+ * held by a create or an import, which leave a name unusable until they finish; resolves to the
+ * first read that is usable. `meta` undefined: nothing to wait for (a layered filter has no such state).
+ * @throws BloomError `BLOOM_LOCKED` once `lockWait` has passed, and what `read` throws.
+ */
+export async function untilSettled<T>(name: string, lockWait: number, read: () => Promise<{ readonly read: T; readonly meta?: FilterMeta }>): Promise<T> {
   const deadline = Date.now() + lockWait
   for (;;) {
-    const meta = await readMeta(client, name, timeout)
-    if (meta === undefined) throw new BloomError('BLOOM_NOT_FOUND', `no filter named "${name}" in Redis`)
-    if (meta.state !== 'creating' && meta.state !== 'importing') return meta
+    const { read: value, meta } = await read()
+    if (meta === undefined || (meta.state !== 'creating' && meta.state !== 'importing')) return value
     if (Date.now() >= deadline) {
       throw new BloomError(
         'BLOOM_LOCKED',

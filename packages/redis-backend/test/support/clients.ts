@@ -77,6 +77,23 @@ export async function commandsOf(client: RedisClient, body: () => Promise<unknow
 }
 
 /**
+ * The names (lower case) of the commands `body` makes `client` send whose first argument is `key`:
+ * e.g. how often an open reads a filter's meta hash.
+ */
+export async function commandsOnKey(client: RedisClient, key: string, body: () => Promise<unknown>): Promise<string[]> {
+  const spy = vi.spyOn(client, 'sendCommand')
+  try {
+    await body()
+    return spy.mock.calls
+      .map(([command]) => command as unknown as { name: string; args: unknown[] })
+      .filter((command) => String(command.args[0]) === key)
+      .map((command) => command.name.toLowerCase())
+  } finally {
+    spy.mockRestore()
+  }
+}
+
+/**
  * A standalone and a Cluster client for a test file, closed after its tests, and the two as
  * `[label, client]` pairs for `test.each`.
  */
