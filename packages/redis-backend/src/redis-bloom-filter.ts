@@ -1,7 +1,7 @@
-import { BloomError, BloomFilter, type BloomKey, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
+import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
 import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
 import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
-import { createShardFilter, openShardFilter } from './layout/shard-filter.js'
+import { createOrOpenShardFilter, openShardFilter } from './layout/shard-filter.js'
 import { importSnapshot, type SnapshotSource } from './operations/import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered/layered-redis-filter.js'
 import { callRedis } from './errors.js'
@@ -11,7 +11,7 @@ import { abandon, lockMeta, readMeta, unlockMeta } from './layout/meta-lock.js'
 import { readStoredFilter, type RedisFilterKind } from './layout/stored-filter.js'
 import { decodeMeta, metaFields, type FilterMeta } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
-import { checkRedisOptions, checkRedisParameters, checkRebuildOptions, feedLengthOf, sizeRedisFilter, timeoutOf, ttlMsOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
+import { checkRedisOptions, checkRebuildOptions, sizeRedisFilter, timeoutOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
 import { rebuild } from './operations/rebuild.js'
 import { leftoverKeys } from './operations/replace-parameters.js'
 import { RedisBitStore } from './bits/redis-bit-store.js'
@@ -100,7 +100,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     // A filter an earlier release sized for the same options is adopted as it is (earlierSizeFilter).
     optionChecks.checkCreateKind(options, 'fixed')
     const { parameters, seeded, earlier } = newFilterParameters(options, (o) => sizeRedisFilter(o), (o) => sizeRedisFilter(o, 0, earlierSizeFilter))
-    return RedisBloomFilter.createWith(redis, name, parameters, options, { seeded, earlier })
+    return RedisBloomFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded, earlier, counterBits: 0 }), options)
   }
 
   /**
@@ -110,24 +110,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisBloomFilter> {
     checkOptionNames('RedisBloomFilter.fromParameters', parameters, ['parameters'])
     checkRedisOptions('RedisBloomFilter.fromParameters', options)
-    return RedisBloomFilter.createWith(redis, name, parameters, options, { seeded: true })
-  }
-
-  /** {@link fromParameters}; `seeded` false lets an existing filter under `name` keep its own seed. */
-  private static async createWith(
-    redis: RedisClient,
-    name: string,
-    parameters: FilterParametersInput,
-    options: RedisNewFilterOptions,
-    { seeded, earlier = [] }: { readonly seeded: boolean; readonly earlier?: readonly FilterParameters[] },
-  ): Promise<RedisBloomFilter> {
-    const client = checkClient(redis)
-    checkName(name)
-    const checked = checkRedisParameters(parameters)
-    const spec = { client, name, parameters: checked, timeout: timeoutOf(options), ttlMs: ttlMsOf(options), seeded, earlier, feedLength: feedLengthOf(options) }
-    const shards = await createShardFilter(spec)
-    if (shards === undefined) return RedisBloomFilter.open(client, name, { ...options, kind: 'fixed' })
-    return RedisBloomFilter.over(shards, options)
+    return RedisBloomFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded: true, counterBits: 0 }), options)
   }
 
   /**

@@ -1,13 +1,13 @@
-import { BloomError, CountingBloomFilter, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
+import { BloomError, CountingBloomFilter, type FilterParametersInput } from '@bloomkit/core'
 import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type KeyHasher } from '@bloomkit/core/store'
 import type { ShardGenerations } from '../layout/shard-generations.js'
-import { createShardFilter, openShardFilter } from '../layout/shard-filter.js'
+import { createOrOpenShardFilter, openShardFilter } from '../layout/shard-filter.js'
 import { importSnapshot, type SnapshotSource } from '../operations/import.js'
 import { checkName } from '../layout/key-names.js'
 import { readMeta, readSettledMeta } from '../layout/meta-lock.js'
 import type { FilterMeta } from '../layout/meta.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
-import { checkRedisOptions, checkRedisParameters, refuseFeed, sizeRedisFilter, timeoutOf, ttlMsOf, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from '../options.js'
+import { checkRedisOptions, refuseFeed, sizeRedisFilter, timeoutOf, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from '../options.js'
 import { RedisCounterStore } from './redis-counter-store.js'
 
 /** Bits per counter in Redis: `BITFIELD … u4`. */
@@ -59,31 +59,14 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
       (o) => sizeRedisFilter(o, COUNTER_BITS),
       (o) => sizeRedisFilter(o, COUNTER_BITS, earlierSizeFilter),
     )
-    return RedisCountingFilter.createWith(redis, name, parameters, options, { seeded, earlier })
+    return RedisCountingFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded, earlier, counterBits: COUNTER_BITS }))
   }
 
   /** Like {@link create}, with explicit parameters. */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
     checkOptionNames('RedisCountingFilter.fromParameters', parameters, ['parameters'])
     checkRedisOptions('RedisCountingFilter.fromParameters', options)
-    return RedisCountingFilter.createWith(redis, name, parameters, options, { seeded: true })
-  }
-
-  private static async createWith(
-    redis: RedisClient,
-    name: string,
-    parameters: FilterParametersInput,
-    options: RedisNewFilterOptions,
-    { seeded, earlier = [] }: { readonly seeded: boolean; readonly earlier?: readonly FilterParameters[] },
-  ): Promise<RedisCountingFilter> {
-    const client = checkClient(redis)
-    checkName(name)
-    const checked = checkRedisParameters(parameters, COUNTER_BITS)
-    refuseFeed(options)
-    const spec = { client, name, parameters: checked, timeout: timeoutOf(options), ttlMs: ttlMsOf(options), seeded, earlier, counterBits: COUNTER_BITS }
-    const shards = await createShardFilter(spec)
-    if (shards === undefined) return RedisCountingFilter.open(client, name, options)
-    return RedisCountingFilter.over(shards)
+    return RedisCountingFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded: true, counterBits: COUNTER_BITS }))
   }
 
   /**

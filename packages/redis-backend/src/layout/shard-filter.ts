@@ -1,13 +1,16 @@
 // One meta hash and its shards (docs/SPEC.md 9.1 to 9.3), as the fixed and the counting filter both
 // store them: creating them (the meta as the lock, each shard allocated, sealed with its marker and
 // swapped in, then the lock released) and opening them (the shards checked against the meta). The
-// two filters differ only in their shards' width (`counterBits`) and the meta's kind.
-import type { FilterParameters } from '@bloomkit/core'
-import type { RedisClient } from '../wire/client.js'
-import { KeyNames } from './key-names.js'
+// two filters differ only in their shards' width (`counterBits`) and the meta's kind; both create
+// through createOrOpenShardFilter.
+import type { FilterParameters, FilterParametersInput } from '@bloomkit/core'
+import { checkRedisParameters, feedLengthOf, refuseFeed, timeoutOf, ttlMsOf, type RedisNewFilterOptions } from '../options.js'
+import { checkClient, type RedisClient } from '../wire/client.js'
+import { checkName, KeyNames } from './key-names.js'
 import { abandon, createMeta, unlockMeta } from './meta-lock.js'
 import { randomEpoch, randomToken, type FilterMeta } from './meta.js'
 import { ShardGenerations } from './shard-generations.js'
+import { readStoredMeta } from './stored-filter.js'
 
 /** What {@link createShardFilter} makes, by name. */
 export interface NewShardFilter {
@@ -63,4 +66,41 @@ export async function openShardFilter(client: RedisClient, name: string, meta: F
   const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout, counterBits, feedLength)
   await shards.verifyShardsAgree(`open "${name}"`)
   return shards
+}
+
+/** A fixed or counting filter to create, as its class's `create` or `fromParameters` was called. */
+export interface ShardFilterCall {
+  readonly redis: RedisClient
+  readonly name: string
+  readonly parameters: FilterParametersInput
+  /** The call's options, checked by it already. */
+  readonly options: RedisNewFilterOptions
+  /** Whether the caller chose the seed; false takes the seed of a filter already under the name. */
+  readonly seeded: boolean
+  /** Sizes an earlier release gave the same options: a filter of one of them already there is adopted. Default: none. */
+  readonly earlier?: readonly FilterParameters[]
+  /** 0 for a fixed filter, a counting filter's counter width otherwise. */
+  readonly counterBits: number
+}
+
+/**
+ * The one create flow of fixed and counting filters: the client, name and parameters checked, then
+ * the shards of a new filter, or, when the name holds one with these parameters, of that one (its
+ * meta read, waiting up to `lockWait` while another process still creates it, and its shards checked
+ * against it). A counting filter refuses a feed.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER`, as {@link createShardFilter}, `BLOOM_LOCKED`,
+ *   `BLOOM_INCOMPATIBLE`, `BLOOM_STORE_UNAVAILABLE`.
+ */
+export async function createOrOpenShardFilter(call: ShardFilterCall): Promise<ShardGenerations> {
+  const { name, options, seeded, earlier, counterBits } = call
+  const client = checkClient(call.redis)
+  checkName(name)
+  const parameters = checkRedisParameters(call.parameters, counterBits)
+  if (counterBits > 0) refuseFeed(options)
+  const timeout = timeoutOf(options)
+  const feedLength = counterBits > 0 ? 0 : feedLengthOf(options)
+  const created = await createShardFilter({ client, name, parameters, timeout, ttlMs: ttlMsOf(options), seeded, earlier, counterBits, feedLength })
+  if (created !== undefined) return created
+  const meta = await readStoredMeta(client, name, { timeout, lockWait: options.lockWait ?? 60_000, asked: counterBits > 0 ? 'counting' : 'fixed' })
+  return openShardFilter(client, name, meta, { timeout, counterBits })
 }

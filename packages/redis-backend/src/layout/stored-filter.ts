@@ -44,6 +44,16 @@ export async function readStoredFilter(client: RedisClient, name: string, { time
 }
 
 /**
+ * The meta of the fixed or counting filter `name`, read as {@link readStoredFilter} reads it.
+ * @throws BloomError as {@link readStoredFilter}; another kind than `asked` is `BLOOM_INCOMPATIBLE`.
+ */
+export async function readStoredMeta(client: RedisClient, name: string, read: StoredFilterRead & { readonly asked: 'fixed' | 'counting' }): Promise<FilterMeta> {
+  const stored = await readStoredFilter(client, name, read)
+  // The kind asked for is the kind found: readStoredFilter refuses any other.
+  return (stored as Extract<StoredFilter, { readonly meta: FilterMeta }>).meta
+}
+
+/**
  * The kind `fields` (a whole meta hash) name, in the order of docs/SPEC.md 9.4's open step 2: a
  * hash without `format` is not a bloomkit filter's, whatever else it holds; a layered meta is
  * handed on (its own open checks the rest); a fixed or counting meta asked for as a layered one is
