@@ -11,15 +11,6 @@ import { importCircles, sourceGraph } from '../../test-support/source-graph.js'
 
 const packages = fileURLToPath(new URL('../../packages/', import.meta.url))
 
-/**
- * Modules still in circles in a package another change is untangling (issue 34, the Redis backend's
- * rooms): a circle through only these is tolerated until then; any other fails. Remove the entry
- * once they are gone.
- */
-const UNTANGLING: Record<string, readonly string[]> = {
-  'redis-backend': ['layered/layered-redis-filter.ts', 'layered/redis-layers.ts', 'redis-bloom-filter.ts'],
-}
-
 /** A circle as its modules, rotated to start at the smallest name, so that one circle has one spelling. */
 function spelled(circle: readonly string[]): string {
   const modules = circle.slice(0, -1)
@@ -31,9 +22,7 @@ function spelled(circle: readonly string[]): string {
 describe('import circles', () => {
   for (const name of readdirSync(packages)) {
     test(`packages/${name}/src has none`, () => {
-      const tolerated = UNTANGLING[name] ?? []
-      const circles = importCircles(sourceGraph(join(packages, name, 'src'))).filter((circle) => !circle.every((module) => tolerated.includes(module)))
-      expect(circles.map(spelled)).toEqual([])
+      expect(importCircles(sourceGraph(join(packages, name, 'src'))).map(spelled)).toEqual([])
     })
   }
 

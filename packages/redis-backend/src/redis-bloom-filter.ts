@@ -1,19 +1,17 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
 import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
-import { forEachLimited, ShardGenerations } from './layout/shard-generations.js'
-import { createOrOpenShardFilter, openShardFilter } from './layout/shard-filter.js'
+import type { ShardGenerations } from './layout/shard-generations.js'
+import { createOrOpenShardFilter, expireShardFilter, openShardFilter } from './layout/shard-filter.js'
 import { importSnapshot, type SnapshotSource } from './operations/import.js'
 import { LayeredRedisFilter, type LayeredRedisOpenOptions, type LayeredRedisOptions } from './layered/layered-redis-filter.js'
-import { callRedis } from './errors.js'
-import { checkName, KeyNames, metaKey } from './layout/key-names.js'
-import { damagedFilterKeys } from './layout/damaged-meta.js'
+import { checkName } from './layout/key-names.js'
 import { abandon, lockMeta, readMeta, unlockMeta } from './layout/meta-lock.js'
 import { readStoredFilter, type RedisFilterKind } from './layout/stored-filter.js'
-import { decodeMeta, metaFields, type FilterMeta } from './layout/meta.js'
+import type { FilterMeta } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
 import { checkRedisOptions, checkRebuildOptions, sizeRedisFilter, timeoutOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
 import { rebuild } from './operations/rebuild.js'
-import { leftoverKeys } from './operations/replace-parameters.js'
+import { destroyFilter } from './operations/destroy.js'
 import { RedisBitStore } from './bits/redis-bit-store.js'
 import { RedisCountingFilter } from './counting/redis-counting-filter.js'
 import type { Replica, ReplicaStatus } from './replica/replica.js'
@@ -186,24 +184,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     checkRedisOptions('RedisBloomFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
-    const timeout = timeoutOf(options)
-    const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeout, `destroy "${name}"`))
-    if (Object.keys(fields).length === 0) return false
-    if (fields.kind === 'layered') return LayeredRedisFilter.destroy(client, name, options)
-    const meta = decodeOrDamaged(name, fields)
-    if (meta === undefined) {
-      // A damaged meta: its keys go all the same, the meta last, so that a failed call can be retried.
-      const keys = [...(await damagedFilterKeys(client, name, fields, timeout)), ...leftoverKeys(name, fields)]
-      await forEachLimited(keys.length, 16, (i) => callRedis(client.unlink(keys[i]), timeout, `destroy "${name}"`))
-      await callRedis(client.del(metaKey(name)), timeout, `destroy "${name}"`)
-      return true
-    }
-    const shards = new ShardGenerations(client, new KeyNames(name, meta.parameters.shards), meta.parameters, meta.epoch, timeout)
-    await shards.deleteAll()
-    // What a killed import with new parameters left besides (operations/replace-parameters.ts).
-    const leftovers = leftoverKeys(name, fields)
-    await forEachLimited(leftovers.length, 16, (i) => shards.call(client.unlink(leftovers[i]), `destroy "${name}"`))
-    return true
+    return destroyFilter(client, name, timeoutOf(options))
   }
 
   /**
@@ -212,12 +193,6 @@ export class RedisBloomFilter extends BloomFilter<false> {
    */
   get replica(): ReplicaStatus | undefined {
     return this.replicaOf?.status()
-  }
-
-  /** @internal For a layered filter's layers (replica/layer-replicas.ts): its replica, if opened with one. */
-  replicaForLayer(): Replica | undefined {
-    this.checkOpen()
-    return this.replicaOf
   }
 
   // With a replica, checks and adds go through it; without, through the store (core's defaults).
@@ -277,10 +252,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
    */
   async setTtl(seconds: number | null): Promise<void> {
     this.checkOpen()
-    const ms = seconds === null ? 0 : checkInteger('seconds', seconds, 1, 2 ** 31 - 1) * 1000
-    const { client, names } = this.shards
-    await this.shards.call(ms > 0 ? client.pexpire(names.meta, ms) : client.persist(names.meta), `setTtl "${this.name}"`)
-    await this.shards.forEachShard((shard) => this.shards.expireLive(shard, ms))
+    await expireShardFilter(this.shards, seconds === null ? 0 : checkInteger('seconds', seconds, 1, 2 ** 31 - 1) * 1000)
   }
 
   /** Seconds until the filter expires (fractional), or `null` if it has no TTL. */
@@ -336,18 +308,5 @@ export class RedisBloomFilter extends BloomFilter<false> {
     const meta = await readMeta(this.shards.client, this.name, this.shards.timeout)
     if (meta === undefined) throw new BloomError('BLOOM_NOT_FOUND', `filter "${this.name}" no longer exists (expired or destroyed)`)
     return meta
-  }
-}
-
-/**
- * The decoded meta, or undefined when it is a filter's damaged meta (`BLOOM_CORRUPT_STORE` with its
- * `format` field there); any other refusal is thrown, a hash with no `format` (not a bloomkit filter) included.
- */
-function decodeOrDamaged(name: string, fields: Record<string, string>): FilterMeta | undefined {
-  try {
-    return decodeMeta(name, fields)
-  } catch (error) {
-    if (error instanceof BloomError && error.code === 'BLOOM_CORRUPT_STORE' && fields.format !== undefined) return undefined
-    throw error
   }
 }

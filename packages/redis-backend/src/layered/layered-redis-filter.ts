@@ -1,15 +1,17 @@
 import { BloomError, LayeredFilter, type BloomKey, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, layeredBatch, layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
+import { checkInteger, createKeyHasher, layeredBatch, layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { callRedis } from '../errors.js'
 import { runScript } from '../wire/script.js'
 import { checkName, layerName, metaKey } from '../layout/key-names.js'
-import { DELETE_UNCHANGED_META, namedLayerIds } from './layered-destroy.js'
 import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from '../layout/meta.js'
+import { expireShardFilter } from '../layout/shard-filter.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
 import { checkRedisOptions, DEFAULT_SHARD_BITS, feedLengthOf, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from '../options.js'
-import { RedisBloomFilter } from '../redis-bloom-filter.js'
-import { RedisLayers, type RedisLayer } from './redis-layers.js'
+import { destroyLayeredFilter } from '../operations/destroy.js'
+import { importSnapshot } from '../operations/import.js'
+import { RedisLayers } from './redis-layers.js'
+import type { RedisLayer } from './redis-layer.js'
 
 const { layerParameters, layerPolicyOf } = layerPolicies
 
@@ -125,7 +127,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     // With feed: true, every layer gets a feed and the meta format 2 (docs/SPEC.md 9.12).
     const feedLength = feedLengthOf(options)
     for (const [i, layer] of layers.entries()) {
-      await RedisBloomFilter.import(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...options, replica: undefined, ttl: undefined, kind: 'fixed' })
+      await importSnapshot(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...options, replica: undefined, ttl: undefined })
     }
     const counts = entries.flatMap((entry, i) => [`count:${entry.id}`, String(layers[i].count), `ready:${entry.id}`, '1'])
     await callRedis(
@@ -149,21 +151,9 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
     const client = checkClient(redis)
     checkName(name)
     const timeout = timeoutOf(options)
-    const meta = metaKey(name)
-    let fields = metaFields(await callRedis(client.hgetall(meta), timeout, `destroy "${name}"`))
+    const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
-    // Only its kind: a damaged policy must not keep its keys in Redis.
-    checkLayeredKind(name, fields)
-    for (;;) {
-      const ids = namedLayerIds(fields)
-      for (const id of ids) await RedisBloomFilter.destroy(client, layerName(name, id), options)
-      // Below the lowest named: layers dropped from the list, until the first that has expired.
-      let id = (ids.at(-1) ?? 1) - 1
-      while (id >= 1 && (await RedisBloomFilter.destroy(client, layerName(name, id), options))) id--
-      const done = Number(await runScript(client, DELETE_UNCHANGED_META, [1, meta, fields.layers ?? '', fields.nextId ?? ''], timeout, `destroy "${name}"`))
-      if (done !== 0) return true
-      fields = metaFields(await callRedis(client.hgetall(meta), timeout, `destroy "${name}"`))
-    }
+    return destroyLayeredFilter(client, name, fields, timeout)
   }
 
   /**
@@ -200,11 +190,13 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
   async setTtl(seconds: number | null): Promise<void> {
     this.checkOpen()
     if (this.policy.kind === 'rotating') throw new BloomError('BLOOM_INCOMPATIBLE', 'setTtl: a rotating filter’s layers expire by their windows')
+    // Checked before anything is written: a refused value leaves the meta's TTL as it was.
+    const ms = seconds === null ? 0 : checkInteger('seconds', seconds, 1, 2 ** 31 - 1) * 1000
     const storage = this.redis
     await storage.refresh()
     const meta = metaKey(this.name)
     await storage.call(seconds === null ? storage.client.persist(meta) : storage.client.expire(meta, seconds), 'setTtl')
-    for (const layer of storage.layers) await layer.filter.setTtl(seconds)
+    for (const layer of storage.layers) await expireShardFilter(layer.shards, ms)
   }
 
   /** Seconds until the filter's meta expires (fractional), or `null` if it has no TTL. */

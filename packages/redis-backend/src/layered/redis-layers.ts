@@ -5,11 +5,12 @@ import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, layeredFeedLength, parseEntries, RESERVE, SETTLE, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { badField, storedInteger } from '../layout/stored-numbers.js'
 import { layerName, metaKey } from '../layout/key-names.js'
-import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from '../options.js'
+import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFilterOptions } from '../options.js'
 import { isCluster, type RedisClient } from '../wire/client.js'
-import { RedisBloomFilter } from '../redis-bloom-filter.js'
 import { runScript } from '../wire/script.js'
+import { destroyFilter } from '../operations/destroy.js'
 import { probeReplicas, replicatedLayers } from '../replica/layer-replicas.js'
+import { createLayer, openLayer, type LayerSettings, type RedisLayer } from './redis-layer.js'
 
 const { layerParameters, maxWindow } = layerPolicies
 
@@ -37,14 +38,9 @@ function isLayerGone(error: unknown): boolean {
   return error instanceof BloomError && (error.code === 'BLOOM_DATA_LOST' || error.code === 'BLOOM_CLOSED')
 }
 
-/** A listed layer as this process holds it: core's stored layer, and the fixed filter `<name>:L<id>` holding its bits. */
-export interface RedisLayer extends StoredLayer<false> {
-  readonly filter: RedisBloomFilter
-}
-
 /**
  * A layered filter's storage in Redis (docs/SPEC.md 9.8): the list in the meta hash `<name>:meta`,
- * each layer an ordinary fixed filter `<name>:L<id>`, each layer's count a field of the meta that
+ * each layer the shards of an ordinary fixed filter `<name>:L<id>` (redis-layer.ts), each layer's count a field of the meta that
  * every process changes with HINCRBY. Core's `LayeredFilter` decides; this only reads and writes.
  *
  * Race rules, as the spec states them: a layer is appended by one compare-and-set script on the
@@ -63,8 +59,8 @@ export class RedisLayers implements LayerStorage<false> {
   private readonly timeout: number
   /** For a layered meta of format 2, its `feedLength`: every layer has feeds of it (docs/SPEC.md 9.12); 0 for none. */
   readonly feedLength: number
-  /** Options of each layer's fixed filter: the store's, and the layered meta's feed. */
-  private readonly layerOptions: RedisFilterOptions & RedisFeedOptions
+  /** How each layer's filter is opened or created: the store options, the layered meta's feed, the replica. */
+  private readonly layerSettings: LayerSettings
   /** Opened with `replica`: every layer answers through its own (replica/layer-replicas.ts). */
   private readonly replicated: boolean
 
@@ -82,9 +78,16 @@ export class RedisLayers implements LayerStorage<false> {
     this.timeout = timeoutOf(options)
     // A layered meta of format 2 has its layers made with feeds of its feedLength (docs/SPEC.md 9.12).
     this.feedLength = layeredFeedLength(name, opened)
-    const { feed: _feed, feedLength: _length, ...layerOptions } = options as RedisFeedOptions & RedisFilterOptions
-    this.layerOptions = this.feedLength > 0 ? { ...layerOptions, feed: true, feedLength: this.feedLength } : layerOptions
     this.replicated = replicatedLayers(name, options, this.feedLength)
+    this.layerSettings = {
+      client,
+      name,
+      timeout: this.timeout,
+      lockWait: options.lockWait ?? 60_000,
+      storeOptions: options,
+      feedLength: this.feedLength,
+      replica: this.replicated ? options.replica : undefined,
+    }
   }
 
   /** A Redis call with the filter's timeout, its errors as BloomErrors naming `what`. */
@@ -143,7 +146,8 @@ export class RedisLayers implements LayerStorage<false> {
     // The list as adopted is at least as new as the one that listed it: an id missing from it is gone for good.
     if (made !== undefined && this.holds(listed.id)) return this.layers.find((layer) => layer.entry.id === listed.id)
     // Unlisted meanwhile: whatever was created for it after its destruction would stay forever.
-    await RedisBloomFilter.destroy(this.client, layerName(this.name, listed.id), this.options)
+    await made?.close()
+    await destroyFilter(this.client, layerName(this.name, listed.id), this.timeout)
     return undefined
   }
 
@@ -168,7 +172,7 @@ export class RedisLayers implements LayerStorage<false> {
     const [version, layers] = (await runScript(this.client, UNLIST, [1, this.meta, ...gone.map((layer) => String(layer.entry.id))], this.timeout, `drop layers "${this.name}"`, { replies: 'text' })) as [string, string]
     if (!(await this.adopt(String(version), String(layers ?? '')))) await this.refresh()
     // A passed window's layers expire by their TTL: a process whose clock is a little behind may still read them.
-    if (reason === 'cleared') for (const layer of gone) await RedisBloomFilter.destroy(this.client, (layer as RedisLayer).filter.name, this.options)
+    if (reason === 'cleared') for (const layer of gone) await destroyFilter(this.client, (layer as RedisLayer).name, this.timeout)
   }
 
   async reserve(layer: StoredLayer<false>, want: number): Promise<number> {
@@ -253,7 +257,7 @@ export class RedisLayers implements LayerStorage<false> {
     // read in place): cheaper per key than a script's Lua calls. Everything else goes in the one script.
     const own = layers.map((layer) => size > SCRIPT_ALL_KEYS && layer.store.parameters.layout === 'blocked')
     const scripted = layers.flatMap((_, j) => (own[j] ? [] : [j]))
-    const checked = scripted.map((j) => ({ keys: layers[j].filter.keys, parameters: layers[j].store.parameters, epoch: layers[j].filter.epoch, feedLength: layers[j].filter.feedLength ?? 0, batch: batches[j] }))
+    const checked = scripted.map((j) => ({ keys: layers[j].keys, parameters: layers[j].store.parameters, epoch: layers[j].shards.epoch, feedLength: layers[j].shards.feedLength, batch: batches[j] }))
     const [answer] = await Promise.all([
       checkLayers(this.client, this.meta, checked, size, this.options.scanBytesPerKey ?? 512, this.timeout, `check "${this.name}"`),
       ...layers.flatMap((layer, j) => (own[j] ? [ask(layer, batches[j])] : [])),
@@ -265,7 +269,7 @@ export class RedisLayers implements LayerStorage<false> {
   }
 
   async close(): Promise<void> {
-    for (const layer of this.layers) await layer.filter.close()
+    for (const layer of this.layers) await layer.close()
   }
 
   /**
@@ -336,7 +340,7 @@ export class RedisLayers implements LayerStorage<false> {
     const released = [...held.values(), ...this.layers].filter((layer) => !entries.some((entry) => entry.id === layer.entry.id))
     this.layers = layers
     this.version = version
-    for (const layer of new Set(released)) await layer.filter.close()
+    for (const layer of new Set(released)) await layer.close()
     await this.readCounts(layers)
     return true
   }
@@ -357,29 +361,21 @@ export class RedisLayers implements LayerStorage<false> {
    */
   private async openLayer(entry: LayerEntry, { ready }: { readonly ready: boolean }): Promise<RedisLayer> {
     if (!ready) return this.makeLayer(entry, layerParameters(this.policy, entry.index, entry.capacity, DEFAULT_SHARD_BITS))
-    const name = layerName(this.name, entry.id)
     // Created and listed as ready: if it is gone now, its keys are lost, and answering would give false negatives.
-    const filter = await RedisBloomFilter.open(this.client, name, { ...this.layerOptions, kind: 'fixed' }).catch((error: unknown) => {
+    return openLayer(this.layerSettings, entry).catch((error: unknown) => {
       if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') {
-        throw new BloomError('BLOOM_DATA_LOST', `filter "${this.name}": its layer ${name} is gone (evicted, expired or deleted); rebuild the filter or import a snapshot`, { cause: error })
+        throw new BloomError('BLOOM_DATA_LOST', `filter "${this.name}": its layer ${layerName(this.name, entry.id)} is gone (evicted, expired or deleted); rebuild the filter or import a snapshot`, { cause: error })
       }
       throw error
     })
-    return { entry, filter, store: filter.bitStore, count: 0 }
   }
 
   /** Creates (or opens, if another writer did) the filter of a listed layer, then marks it ready. */
   private async makeLayer(entry: LayerEntry, parameters: FilterParameters): Promise<RedisLayer> {
-    const name = layerName(this.name, entry.id)
-    const ttl = this.policy.kind === 'rotating' ? this.layerTtlSeconds(entry) : await this.metaTtlSeconds()
-    const filter = await RedisBloomFilter.fromParameters(this.client, name, parameters, { ...this.layerOptions, ttl }).catch((error: unknown) => {
-      // Another writer created it first, sized its own way (docs/SPEC.md 9.8, step 4): its
-      // parameters are those its meta holds.
-      if (error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE') return RedisBloomFilter.open(this.client, name, { ...this.layerOptions, kind: 'fixed' })
-      throw error
-    })
+    const ttlSeconds = this.policy.kind === 'rotating' ? this.layerTtlSeconds(entry) : await this.metaTtlSeconds()
+    const layer = await createLayer(this.layerSettings, entry, parameters, { ttlSeconds })
     await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')
-    return { entry, filter, store: filter.bitStore, count: 0 }
+    return layer
   }
 
   /** The TTL a scalable filter's meta has now (set by setTtl), for a layer created later; undefined for none. */

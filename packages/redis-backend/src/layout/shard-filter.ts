@@ -2,7 +2,8 @@
 // store them: creating them (the meta as the lock, each shard allocated, sealed with its marker and
 // swapped in, then the lock released) and opening them (the shards checked against the meta). The
 // two filters differ only in their shards' width (`counterBits`) and the meta's kind; both create
-// through createOrOpenShardFilter.
+// through createOrOpenShardFilter. A layered filter's layer is one such fixed filter, opened here
+// (openFixedShards) without a public filter around it.
 import type { FilterParameters, FilterParametersInput } from '@bloomkit/core'
 import { checkRedisParameters, feedLengthOf, refuseFeed, timeoutOf, ttlMsOf, type RedisNewFilterOptions } from '../options.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
@@ -103,4 +104,34 @@ export async function createOrOpenShardFilter(call: ShardFilterCall): Promise<Sh
   if (created !== undefined) return created
   const meta = await readStoredMeta(client, name, { timeout, lockWait: options.lockWait ?? 60_000, asked: counterBits > 0 ? 'counting' : 'fixed' })
   return openShardFilter(client, name, meta, { timeout, counterBits })
+}
+
+/** How {@link openFixedShards} reads the meta. */
+export interface OpenFixedShards {
+  /** Each command's bound, in ms. */
+  readonly timeout: number
+  /** How long to wait (ms) while another process still creates or imports the filter. */
+  readonly lockWait: number
+}
+
+/**
+ * The shards of the fixed (plain) filter `name`, its meta read once it is settled, decoded and
+ * checked, and the shards verified against it: what opening a layer of a layered filter needs.
+ * @throws BloomError `BLOOM_NOT_FOUND`, `BLOOM_INCOMPATIBLE` (a counting or layered filter),
+ *   `BLOOM_LOCKED`, `BLOOM_CORRUPT_STORE`, `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_DATA_LOST`, `BLOOM_STORE_UNAVAILABLE`.
+ */
+export async function openFixedShards(client: RedisClient, name: string, { timeout, lockWait }: OpenFixedShards): Promise<ShardGenerations> {
+  // As `RedisBloomFilter.open` with kind 'fixed' reads it: another kind is refused naming both.
+  const meta = await readStoredMeta(client, name, { timeout, lockWait, asked: 'fixed' })
+  return openShardFilter(client, name, meta, { timeout })
+}
+
+/**
+ * Sets (`ms` > 0) or removes (0) the TTL of a whole fixed or counting filter: its meta, then every
+ * shard (with its feed).
+ */
+export async function expireShardFilter(shards: ShardGenerations, ms: number): Promise<void> {
+  const { client, names } = shards
+  await shards.call(ms > 0 ? client.pexpire(names.meta, ms) : client.persist(names.meta), `setTtl "${names.name}"`)
+  await shards.forEachShard((shard) => shards.expireLive(shard, ms))
 }

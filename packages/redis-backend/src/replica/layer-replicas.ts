@@ -1,17 +1,16 @@
-// A layered filter through replicas (docs/SPEC.md 9.13): every layer is a fixed filter with a
-// feed, opened with the same `replica` option, so each holds its bits in this process and answers
+// A layered filter through replicas (docs/SPEC.md 9.13): every layer (the shards of a fixed filter
+// with a feed, layered/redis-layer.ts) gets a replica of its own, with the layered filter's
+// `replica` option, so each holds its bits in this process and answers
 // by its own rules. A sealed layer is loaded once (its feed never moves again; the follower's
 // catch-ups find nothing); the active one is fed. The list is the layered meta's: a key that no
 // layer held shows present is "absent" only once each layer's barrier and a read of the list's
 // version that began after the call agree that no layer was listed meanwhile (redis-layers.ts).
-import { BloomError } from '@bloomkit/core'
-import type { RedisBloomFilter } from '../redis-bloom-filter.js'
 import { refuseWithoutFeed, type Replica } from './replica.js'
 import { replicaSettingsOf } from './replica-options.js'
 
-/** A layer as the probe needs it: its fixed filter, opened with `replica`. */
+/** A layer as the probe needs it (layered/redis-layer.ts): its replica, or `BLOOM_CLOSED` once released, `BLOOM_INCOMPATIBLE` without one. */
 interface ReplicatedLayer {
-  readonly filter: RedisBloomFilter
+  replica(): Replica
 }
 
 /** What {@link probeReplicas} found beside the keys: layers found gone, and whether every key was found (no version read needed). */
@@ -30,9 +29,7 @@ export async function probeReplicas<Layer extends ReplicatedLayer>(layers: reado
   const lost: Array<{ layer: Layer; error: unknown }> = []
   const replicas: Array<Replica | undefined> = layers.map((layer) => {
     try {
-      const replica = layer.filter.replicaForLayer()
-      if (replica === undefined) throw new BloomError('BLOOM_INCOMPATIBLE', `layer ${layer.filter.name} has no replica`)
-      return replica
+      return layer.replica()
     } catch (error) {
       if (!isGone(error)) throw error
       lost.push({ layer, error })
