@@ -1,12 +1,13 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { checkParameters, orInto, SET_BITS, TEST_BITS, type BitStore, type BitStoreCapabilities, type PositionBatch } from '@bloomkit/core/store'
-import { existingAnchor, newAnchor, type SequenceAnchor } from './folder/sequence-anchor.js'
+import { existingAnchor, type SequenceAnchor } from './folder/sequence-anchor.js'
+import type { FilterDatabase } from './folder/stored-kind.js'
 import { BatchApplier } from './pages/batch-apply.js'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from './folder/database.js'
 import { storeError } from './errors.js'
 import { importSnapshot, type SnapshotSource } from './folder/import.js'
 import { InFlight } from './in-flight.js'
-import { readMetadata } from './folder/metadata.js'
+import { readMetadata, requireMetadata } from './folder/metadata.js'
 import { Mutex } from './mutex.js'
 import { adoptFolder, checkAdoptable, initializeFolder, type Opened, replayLog } from './folder/open-folder.js'
 import { cachePages, checkCacheForNewPages, checkLevelOptions, checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from './options.js'
@@ -16,6 +17,12 @@ import { PageIO } from './pages/page-io.js'
 import { PageVersions } from './folder/page-versions.js'
 import { bitRecordDeletions, CHECKPOINT_KEY, COUNTS_KEY, decodeCounts, encodeCheckpoint, encodeCounts, encodeLogRecord, logKey } from './folder/records.js'
 import { checkpointOps, newKeys, readLog, type LoggedBatch } from './folder/write-ahead-log.js'
+
+/** LevelBitStore's private adopt, shared by its static block with {@link bitStoreInFolder}. */
+let adoptRead: (folder: FilterDatabase, settings: StoreSettings) => Promise<LevelBitStore>
+
+/** The store over a fixed filter's database `LevelBloomFilter.open` opened and read (stored-kind.ts), without a second open. Package-internal. */
+export const bitStoreInFolder = (folder: FilterDatabase, options: LevelStoreOptions): Promise<LevelBitStore> => adoptRead(folder, checkStoreOptions(options))
 
 /**
  * A BitStore in a LevelDB folder (IndexedDB in browsers): the bits in pages, a bounded page cache,
@@ -104,14 +111,12 @@ export class LevelBitStore implements BitStore<false> {
     const settings = checkStoreOptions(options)
     const where = canonicalLocation(location)
     const db = await openDatabase(where, { create: false })
-    return LevelBitStore.adopt(where, db, 'cannot be opened', async () => {
-      const meta = await readMetadata(where, db, { required: false })
-      if (meta === undefined) {
-        newAnchor(where, { create: false })
-        await readMetadata(where, db, { required: true })
-      }
-      return { meta: meta!, anchor: existingAnchor(where) }
-    }, settings)
+    return LevelBitStore.adopt(where, db, 'cannot be opened', async () => ({ meta: await requireMetadata(where, db), anchor: existingAnchor(where) }), settings)
+  }
+
+  // A static block may reach the class's privates: so bitStoreInFolder can, and the class keeps no public door for it.
+  static {
+    adoptRead = ({ where, db, meta }, settings) => LevelBitStore.adopt(where, db, 'cannot be opened', async () => ({ meta, anchor: existingAnchor(where) }), settings)
   }
 
   /**

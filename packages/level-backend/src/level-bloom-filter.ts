@@ -1,13 +1,11 @@
 import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
 import { createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
-import { LayeredLevelFilter, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered/layered-level-filter.js'
-import { holdsLayered } from './layered/level-layers.js'
+import { LayeredLevelFilter, layeredFilterInFolder, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered/layered-level-filter.js'
 import { type SnapshotSource } from './folder/import.js'
-import { CountingLevelFilter } from './counting/counting-level-filter.js'
-import { canonicalLocation, closeDatabase, openDatabase } from './folder/database.js'
-import { LevelBitStore } from './level-bit-store.js'
-import { COUNTING_META_KEY } from './folder/counting-metadata.js'
-import { META_KEY } from './folder/records.js'
+import { CountingLevelFilter, countingFilterInFolder } from './counting/counting-level-filter.js'
+import { canonicalLocation } from './folder/database.js'
+import { bitStoreInFolder, LevelBitStore } from './level-bit-store.js'
+import { closeStoredFolder, openStoredFolder, type StoredKind } from './folder/stored-kind.js'
 import { checkLevelOptions, type LevelCreateStoreOptions } from './options.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources
@@ -16,7 +14,7 @@ const { peekKind, wholeSnapshot } = snapshotSources
 export interface LevelCreateOptions extends SizingOptions, LevelCreateStoreOptions {}
 
 /** Which kind of filter `open` or `import` must find: a fixed one (`LevelBloomFilter`), a layered one (`LayeredLevelFilter`) or a counting one (`CountingLevelFilter`). */
-export type LevelFilterKind = 'fixed' | 'layered' | 'counting'
+export type LevelFilterKind = StoredKind
 
 /**
  * Options of {@link LevelBloomFilter.open}: how this process uses the folder; nothing here is stored.
@@ -90,29 +88,16 @@ export class LevelBloomFilter extends BloomFilter<false> {
   static open(location: string, options?: LevelOpenOptions): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter>
   static async open(location: string, options: LevelOpenOptions = {}): Promise<LevelBloomFilter | LayeredLevelFilter | CountingLevelFilter> {
     checkLevelOptions('LevelBloomFilter.open', options)
-    const kind = options.kind // checked by checkLevelOptions
-    // A folder of another kind is BLOOM_INCOMPATIBLE naming the kind asked for, as for kind: 'fixed' below.
-    if (kind === 'layered') return LayeredLevelFilter.open(location, options).catch(async (error: unknown) => refuseOtherKind(location, kind, error))
-    if (kind === 'counting') return CountingLevelFilter.open(location, options).catch(async (error: unknown) => refuseOtherKind(location, kind, error))
-    let counting = false
-    const store = await LevelBitStore.open(location, options).catch(async (error: unknown) => {
-      if (error instanceof BloomError && (error.code === 'BLOOM_CORRUPT_STORE' || error.code === 'BLOOM_NOT_FOUND')) {
-        // Not a fixed filter's folder: a layered filter's (its manifest opens), a counting one's, or neither.
-        if (await holdsLayered(location)) {
-          if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a layered filter, not a fixed one (kind: 'fixed' was asked for)`)
-          return undefined
-        }
-        if (error.code === 'BLOOM_CORRUPT_STORE' && (await holdsCounting(location))) {
-          if (kind === 'fixed') throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a counting filter, not a fixed one (kind: 'fixed' was asked for)`)
-          counting = true
-          return undefined
-        }
-      }
-      throw error
-    })
-    if (counting) return CountingLevelFilter.open(location, options)
-    if (store === undefined) return LayeredLevelFilter.open(location, options)
-    return LevelBloomFilter.over(store)
+    const asked = options.kind // checked by checkLevelOptions
+    // The folder is opened once and its records say the kind; that kind is then built over it.
+    const folder = await openStoredFolder(canonicalLocation(location))
+    if (asked !== undefined && folder.kind !== asked) {
+      await closeStoredFolder(folder)
+      throw new BloomError('BLOOM_INCOMPATIBLE', `${folder.where} holds a ${folder.kind} filter, not a ${asked} one (kind: '${asked}' was asked for)`)
+    }
+    if (folder.kind === 'layered') return layeredFilterInFolder(folder.where, folder.db, options)
+    if (folder.kind === 'counting') return countingFilterInFolder(folder, options)
+    return LevelBloomFilter.over(await bitStoreInFolder(folder, options))
   }
 
   /**
@@ -175,40 +160,4 @@ export class LevelBloomFilter extends BloomFilter<false> {
     }
     return this.level.flush()
   }
-}
-
-/** Whether `location` holds a counting filter (a plain open found no plain one there). */
-function holdsCounting(location: string): Promise<boolean> {
-  return holdsRecord(location, COUNTING_META_KEY)
-}
-
-/** Whether `location`'s database holds a record under `key` (false when there is no database). */
-async function holdsRecord(location: string, key: string): Promise<boolean> {
-  const where = canonicalLocation(location)
-  let found = false
-  try {
-    const db = await openDatabase(where, { create: false })
-    try {
-      found = (await db.get(key)) !== undefined
-    } finally {
-      await closeDatabase(where, db)
-    }
-  } catch {
-    return false
-  }
-  return found
-}
-
-/**
- * `error` from an open of the kind asked for, or, when the folder holds a filter of another kind
- * (the open found none of its own: BLOOM_INCOMPATIBLE or BLOOM_NOT_FOUND), BLOOM_INCOMPATIBLE naming both.
- */
-async function refuseOtherKind(location: string, asked: LevelFilterKind, error: unknown): Promise<never> {
-  if (error instanceof BloomError && (error.code === 'BLOOM_INCOMPATIBLE' || error.code === 'BLOOM_NOT_FOUND')) {
-    const found = (await holdsLayered(location)) ? 'layered' : (await holdsCounting(location)) ? 'counting' : (await holdsRecord(location, META_KEY)) ? 'fixed' : undefined
-    if (found !== undefined && found !== asked) {
-      throw new BloomError('BLOOM_INCOMPATIBLE', `${canonicalLocation(location)} holds a ${found} filter, not a ${asked} one (kind: '${asked}' was asked for)`, { cause: error })
-    }
-  }
-  throw error
 }

@@ -65,6 +65,24 @@ test('in the browser too: a missing name is BLOOM_NOT_FOUND, another filter is B
   await expect(LevelBloomFilter.open(target)).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
 })
 
+test.each(['fixed', 'layered', 'counting'] as const)('in IndexedDB too, open finds a %s filter by its stored kind (with kind left out or its own) and refuses another kind naming both', async (kind) => {
+  const name = nameOf(`any-kind-${kind}`)
+  // A layered filter's manifest and layers are IndexedDB databases of their own, named under it.
+  names.push(`${name}/manifest`, `${name}/L1`, `${name}/L2`)
+  const extra = kind === 'layered' ? { growth: 2 } : kind === 'counting' ? { counting: true as const } : {}
+  const filter = await LevelBloomFilter.create(name, { capacity: 50, errorRate: 0.01, ...extra })
+  await filter.addMany(keys(kind, 80))
+  await filter.close()
+  for (const asked of [undefined, kind]) {
+    const opened = await LevelBloomFilter.open(name, { kind: asked })
+    expect(opened.kind).toBe(kind)
+    expect((await opened.hasMany(keys(kind, 80))).every(Boolean)).toBe(true)
+    await opened.close()
+  }
+  const other = kind === 'fixed' ? 'counting' : 'fixed'
+  await expect(LevelBloomFilter.open(name, { kind: other })).rejects.toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: `${name} holds a ${kind} filter, not a ${other} one (kind: '${other}' was asked for)` })
+})
+
 test.each(FOLDER_KINDS)('$kind: in IndexedDB too, a page that vanished is BLOOM_DATA_LOST naming it, never a page of zeros', async (folderKind) => {
   const name = nameOf('lost-page')
   const filter = await LevelBloomFilter.create(name, { capacity: 20_000, errorRate: 0.01, pageBytes: 4096, ...folderKind.create })

@@ -1,5 +1,7 @@
+import { appendFileSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
-import { LayeredLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
+import { CountingLevelFilter, LayeredLevelFilter, LevelBloomFilter, type LevelFilterKind } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { tempFolders } from './support/temp-folders.js'
@@ -78,6 +80,75 @@ describe('LevelBloomFilter.open opens whatever create made', () => {
     expect(opened.kind).toBe('counting')
     await opened.close()
   })
+})
+
+/**
+ * How many times LevelDB opened the database in `database` while `run` ran. LevelDB renames the
+ * database's info log, LOG, to LOG.old each time it opens it: a line written into LOG before is
+ * still there after no open, in LOG.old after one, and gone after two or more.
+ */
+async function levelDbOpens(database: string, run: () => Promise<unknown>): Promise<'none' | 'once' | 'more than once'> {
+  const marker = `bloomkit-test-marker ${Math.random()}\n`
+  appendFileSync(join(database, 'LOG'), marker)
+  await run()
+  const holds = (file: string) => readFileSync(join(database, file), 'utf8').includes(marker)
+  return holds('LOG') ? 'none' : holds('LOG.old') ? 'once' : 'more than once'
+}
+
+describe('LevelBloomFilter.open reads the stored kind once, then opens that kind (issue 34 item 1)', () => {
+  const made = async (kind: LevelFilterKind) => {
+    const folder = folders.path()
+    const options = { capacity: 100, errorRate: 0.01, ...(kind === 'layered' ? { growth: 2 } : kind === 'counting' ? { counting: true as const } : {}) }
+    const filter = await LevelBloomFilter.create(folder, options)
+    await filter.addMany(keys(kind, 20))
+    await filter.close()
+    // A layered filter's folder is not a database: its manifest is (each layer has one of its own).
+    return { folder, database: kind === 'layered' ? join(folder, 'manifest') : folder }
+  }
+  const classOf = { fixed: LevelBloomFilter, layered: LayeredLevelFilter, counting: CountingLevelFilter }
+
+  test.each(['fixed', 'layered', 'counting'] as const)('a %s folder, asked for any kind or its own, is opened by LevelDB once and answers', async (kind) => {
+    const { folder, database } = await made(kind)
+    for (const asked of [undefined, kind]) {
+      let opened: Awaited<ReturnType<typeof LevelBloomFilter.open>> | undefined
+      expect(await levelDbOpens(database, async () => (opened = await LevelBloomFilter.open(folder, { kind: asked })))).toBe('once')
+      try {
+        expect(opened).toBeInstanceOf(classOf[kind])
+        expect(opened!.kind).toBe(kind)
+        expect((await opened!.hasMany(keys(kind, 20))).every(Boolean)).toBe(true)
+      } finally {
+        await opened!.close()
+      }
+    }
+  })
+
+  test.each([
+    ['fixed', 'layered'],
+    ['fixed', 'counting'],
+    ['counting', 'fixed'],
+    ['counting', 'layered'],
+    ['layered', 'fixed'],
+    ['layered', 'counting'],
+  ] as const)('a %s folder asked for kind %s: BLOOM_INCOMPATIBLE naming both, after one open, and the folder opens afterwards', async (kind, asked) => {
+    const { folder, database } = await made(kind)
+    let refusal: unknown
+    expect(await levelDbOpens(database, async () => (refusal = await LevelBloomFilter.open(folder, { kind: asked }).catch((error: unknown) => error)))).toBe('once')
+    expect(refusal).toMatchObject({ code: 'BLOOM_INCOMPATIBLE', message: `${folder} holds a ${kind} filter, not a ${asked} one (kind: '${asked}' was asked for)` })
+    const again = await LevelBloomFilter.open(folder, { kind })
+    await again.close()
+  })
+})
+
+test('a layered filter open in this process is BLOOM_LOCKED for an open of any kind (was BLOOM_CORRUPT_STORE, "not a LevelDB folder"), as a fixed one is', async () => {
+  for (const extra of [{ growth: 2 }, {}]) {
+    const folder = folders.path()
+    const held = await LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.01, ...extra })
+    try {
+      await expect(LevelBloomFilter.open(folder)).rejects.toMatchObject({ code: 'BLOOM_LOCKED' })
+    } finally {
+      await held.close()
+    }
+  }
 })
 
 describe('LevelBloomFilter.import imports whatever export made', () => {

@@ -2,6 +2,13 @@ import { CountingBloomFilter, sizeFilter, type FilterParametersInput, type Sizin
 import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type SnapshotSource } from '@bloomkit/core/store'
 import { LevelCounterStore } from './level-counter-store.js'
 import { checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from '../options.js'
+import type { FilterDatabase } from '../folder/stored-kind.js'
+
+/** CountingLevelFilter's private `over`, shared by its static block with {@link countingFilterInFolder}. */
+let over: (store: LevelCounterStore) => Promise<CountingLevelFilter>
+
+/** The counting filter over a database `LevelBloomFilter.open` opened and read (stored-kind.ts), without a second open. Package-internal. */
+export const countingFilterInFolder = async (folder: FilterDatabase, options: LevelStoreOptions): Promise<CountingLevelFilter> => over(await LevelCounterStore.inFolder(folder, options))
 
 /**
  * A counting Bloom filter in a LevelDB folder (IndexedDB in browsers): `remove`/`removeMany`
@@ -27,6 +34,11 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
   private constructor(store: LevelCounterStore, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
     super(store, hasher)
     this.level = store
+  }
+
+  // A static block may reach the class's privates: so countingFilterInFolder can, and the class keeps no public door for it.
+  static {
+    over = (store) => CountingLevelFilter.over(store)
   }
 
   private static async over(store: LevelCounterStore): Promise<CountingLevelFilter> {

@@ -4,6 +4,7 @@ import { existingAnchor, newAnchor, type SequenceAnchor } from '../folder/sequen
 import { COUNTING_META_KEY, decodeCountingMetadata, encodeCountingMetadata } from '../folder/counting-metadata.js'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from '../folder/database.js'
 import { storeError } from '../errors.js'
+import type { FilterDatabase } from '../folder/stored-kind.js'
 import { importSnapshot } from '../folder/import.js'
 import { readMetadata, type Metadata } from '../folder/metadata.js'
 import { Mutex } from '../mutex.js'
@@ -138,6 +139,11 @@ export class LevelCounterStore implements CounterStore<false> {
       }
       return { meta: decodeCountingMetadata(where, stored!), anchor: existingAnchor(where) }
     }, settings)
+  }
+
+  /** The store over a counting filter's database `LevelBloomFilter.open` opened and read (stored-kind.ts), without a second open. */
+  static inFolder({ where, db, meta }: FilterDatabase, options: LevelStoreOptions): Promise<LevelCounterStore> {
+    return LevelCounterStore.adopt(where, db, 'cannot be opened', async () => ({ meta, anchor: existingAnchor(where) }), counterSettings(options))
   }
 
   /**

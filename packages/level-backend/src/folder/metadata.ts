@@ -4,6 +4,7 @@ import type { Database } from './database.js'
 import { corruptStore, notAFilter } from '../errors.js'
 import { checkPageBytes } from '../options.js'
 import { IMPORTING_KEY, META_KEY } from './records.js'
+import { newAnchor } from './sequence-anchor.js'
 
 const { readParameterFields, writeParameterFields } = snapshotFormat
 
@@ -74,4 +75,17 @@ export async function readMetadata(location: string, db: Database, { required }:
   }
   if (required) throw new BloomError('BLOOM_NOT_FOUND', `${location}: no bloomkit filter here (the database is empty)`)
   return undefined
+}
+
+/**
+ * The metadata record an open of a plain filter needs.
+ * @throws BloomError as {@link readMetadata}, and `BLOOM_DATA_LOST` when the database is empty but
+ *   the folder's anchor says it held records (LevelDB lost them all), `BLOOM_NOT_FOUND` when it is
+ *   empty and was never written.
+ */
+export async function requireMetadata(location: string, db: Database): Promise<Metadata> {
+  const meta = await readMetadata(location, db, { required: false })
+  if (meta !== undefined) return meta
+  newAnchor(location, { create: false })
+  return (await readMetadata(location, db, { required: true }))!
 }

@@ -2,6 +2,7 @@ import { BloomError, LayeredFilter, type LayeredOptions, type RotatingOptions } 
 import { createKeyHasher, layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from '../folder/database.js'
 import { storeError } from '../errors.js'
+import { manifestLocation } from '../folder/stored-kind.js'
 import { LevelBitStore } from '../level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
 import { checkCacheForNewPages, checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from '../options.js'
@@ -49,7 +50,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
       }
       const manifest = existing ?? newManifest(policy)
       if (existing === undefined) await writeManifest(db, manifest)
-      return LayeredLevelFilter.load(where, db, manifest, options, (options as RotatingOptions).clock)
+      return loadFilter(where, db, manifest, options, (options as RotatingOptions).clock)
     })
   }
 
@@ -61,11 +62,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
   static async open(location: string, options: LayeredLevelOpenOptions = {}): Promise<LayeredLevelFilter> {
     checkLevelOptions('LayeredLevelFilter.open', options)
     const where = canonicalLocation(location)
-    const opened = LevelLayers.withManifest(where, { create: false }, async (db) => {
-      const manifest = await readManifest(db, where)
-      if (manifest === undefined) throw new BloomError('BLOOM_NOT_FOUND', `${where}: no layered filter here`)
-      return LayeredLevelFilter.load(where, db, manifest, options, options.clock)
-    })
+    const opened = LevelLayers.withManifest(where, { create: false }, (db) => loadListed(where, db, options))
     return opened.catch((error: unknown) => {
       if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND' && !error.message.includes('no layered filter')) {
         throw new BloomError('BLOOM_NOT_FOUND', `${where}: no layered filter here (for a fixed filter's folder, use LevelBloomFilter.open)`, { cause: error })
@@ -98,7 +95,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
         for (const [i, layer] of layers.entries()) await importLayer(`${where}/L${entries[i].id}`, layerSnapshotOf(snapshot, layer), options)
         const manifest = newManifest(policy, entries)
         await writeManifest(db, manifest, counts)
-        return LayeredLevelFilter.load(where, db, manifest, options, options.clock)
+        return loadFilter(where, db, manifest, options, options.clock)
       })
     }
     if (!locationIsNew(where)) throw new BloomError('BLOOM_INCOMPATIBLE', `import: ${where} already holds a filter or other files; import into a new or empty folder`)
@@ -108,7 +105,7 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
       await LevelLayers.withManifest(staging, { create: true }, async (db) => {
         for (const [i, layer] of layers.entries()) await importLayer(`${staging}/L${entries[i].id}`, layerSnapshotOf(snapshot, layer), options)
         await writeManifest(db, newManifest(policy, entries), counts)
-        await closeDatabase(`${staging}/manifest`, db)
+        await closeDatabase(manifestLocation(staging), db)
       })
       // An empty folder under the target's name is replaced; anything else there makes this fail.
       if (node.fs.statSync(where, { throwIfNoEntry: false }) !== undefined) node.fs.rmdirSync(where)
@@ -120,17 +117,39 @@ export class LayeredLevelFilter extends LayeredFilter<false> {
     return LayeredLevelFilter.open(where, options)
   }
 
-  private static async load(where: string, db: Database, manifest: Manifest, options: LevelCreateStoreOptions, clock: (() => number) | undefined): Promise<LayeredLevelFilter> {
-    const policy: LayerPolicy = manifest.policy
-    const storage = await LevelLayers.load(where, db, manifest, options)
-    return new LayeredLevelFilter(policy, storage, await createKeyHasher(policy.seed), { clock })
-  }
-
   /** Writes each layer's changed pages (see `LevelBloomFilter.flush`). */
   async flush(): Promise<void> {
     this.checkOpen()
     await (this.storage as LevelLayers).flush()
   }
+}
+
+/**
+ * The layered filter over its manifest database, open (`LevelBloomFilter.open` read the folder's
+ * kind first: stored-kind.ts), without a second open; closes the database if it cannot. Package-internal.
+ * @throws BloomError as {@link LayeredLevelFilter.open}.
+ */
+export async function layeredFilterInFolder(where: string, db: Database, options: LayeredLevelOpenOptions): Promise<LayeredLevelFilter> {
+  try {
+    return await loadListed(where, db, options)
+  } catch (error) {
+    await closeDatabase(manifestLocation(where), db)
+    throw error
+  }
+}
+
+/** The filter the manifest in `db` lists; `BLOOM_NOT_FOUND` when it lists none. */
+async function loadListed(where: string, db: Database, options: LayeredLevelOpenOptions): Promise<LayeredLevelFilter> {
+  const manifest = await readManifest(db, where)
+  if (manifest === undefined) throw new BloomError('BLOOM_NOT_FOUND', `${where}: no layered filter here`)
+  return loadFilter(where, db, manifest, options, options.clock)
+}
+
+/** The filter over `manifest`'s layers, the manifest's database open in `db`. */
+async function loadFilter(where: string, db: Database, manifest: Manifest, options: LevelCreateStoreOptions, clock: (() => number) | undefined): Promise<LayeredLevelFilter> {
+  const policy: LayerPolicy = manifest.policy
+  const storage = await LevelLayers.load(where, db, manifest, options)
+  return new LayeredLevelFilter(policy, storage, await createKeyHasher(policy.seed), { clock })
 }
 
 /** Imports one layer's snapshot into its folder and closes it, so that one layer's LevelDB is open at a time. */
@@ -150,7 +169,7 @@ async function clearStaging(staging: string): Promise<void> {
     return
   }
   try {
-    await closeDatabase(`${staging}/manifest`, await openDatabase(`${staging}/manifest`, { create: false }))
+    await closeDatabase(manifestLocation(staging), await openDatabase(manifestLocation(staging), { create: false }))
   } catch (error) {
     if (error instanceof BloomError && error.code === 'BLOOM_LOCKED') {
       throw new BloomError('BLOOM_LOCKED', `${staging}: another import into this location is running`, { cause: error })

@@ -1,6 +1,7 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { checkParameters, sameParameters, type LayerEntry, type LayerPolicy, type LayerStorage, type StoredLayer, layerPolicies } from '@bloomkit/core/store'
-import { canonicalLocation, closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from '../folder/database.js'
+import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from '../folder/database.js'
+import { manifestLocation } from '../folder/stored-kind.js'
 import { LayerPool, type PooledLayer } from './layer-pool.js'
 import { LevelBitStore } from '../level-bit-store.js'
 import type { LevelCreateStoreOptions } from '../options.js'
@@ -71,11 +72,11 @@ export class LevelLayers implements LayerStorage<false> {
 
   /** Opens the manifest database of `where` (created when `create`), and runs `body` on it; closes it if `body` throws. */
   static async withManifest<T>(where: string, { create }: { readonly create: boolean }, body: (db: Database) => Promise<T>): Promise<T> {
-    const db = await openDatabase(`${where}/manifest`, { create })
+    const db = await openDatabase(manifestLocation(where), { create })
     try {
       return await body(db)
     } catch (error) {
-      await closeDatabase(`${where}/manifest`, db)
+      await closeDatabase(manifestLocation(where), db)
       throw error
     }
   }
@@ -163,7 +164,7 @@ export class LevelLayers implements LayerStorage<false> {
 
   async close(): Promise<void> {
     for (const layer of this.layers) await layer.store.close()
-    await closeDatabase(`${this.location}/manifest`, this.db)
+    await closeDatabase(manifestLocation(this.location), this.db)
   }
 
   private async save(dropped: number[]): Promise<void> {
@@ -175,22 +176,6 @@ export class LevelLayers implements LayerStorage<false> {
 /** A new manifest for `policy` with these layers (an import's) or none. */
 export function newManifest(policy: LayerPolicy, layers: readonly ManifestLayer[] = []): Manifest {
   return { format: MANIFEST_FORMAT, policy, layers, nextId: layers.length + 1, dropped: [] }
-}
-
-/**
- * Whether `location` holds a layered filter (its manifest database opens), so that a fixed filter's
- * `open` opens it as one rather than reporting "not a LevelDB folder".
- */
-export async function holdsLayered(location: string): Promise<boolean> {
-  const manifest = `${canonicalLocation(location)}/manifest`
-  let db: Database
-  try {
-    db = await openDatabase(manifest, { create: false })
-  } catch {
-    return false
-  }
-  await closeDatabase(manifest, db)
-  return true
 }
 
 export async function readManifest(db: Database, where: string): Promise<Manifest | undefined> {
