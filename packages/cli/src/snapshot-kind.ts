@@ -1,27 +1,12 @@
-import { counterKernels, crc32, snapshotFormat, snapshotSources, type SnapshotKind } from '@bloomkit/core/store'
+import { counterKernels, crc32, snapshotFormat, type SnapshotKind } from '@bloomkit/core/store'
 import { CliError } from './errors.js'
 
 const { decodeSnapshotHeader, encodeSnapshotHeader, SNAPSHOT_HEADER_BYTES } = snapshotFormat
 const { plainBitsOf } = counterKernels
 
-/**
- * A snapshot stream whose kind was read from its header (docs/SPEC.md: version 1 plain, version 3
- * counting), so that the writer picks the import that takes it: the chunks are handed on whole,
- * the first one included.
- */
-export interface KindedChunks {
-  readonly kind: SnapshotKind
-  readonly chunks: AsyncIterable<Uint8Array>
-}
-
-/**
- * Reads the snapshot's first bytes (enough for its version) and tells its kind, by core's
- * `peekKind`, the reading every backend's import makes. A layered or unknown version counts as
- * plain: it is left to the plain import, which refuses it with its own coded error.
- */
-export async function peekKind(chunks: AsyncIterable<Uint8Array>): Promise<KindedChunks> {
-  const { kind, source } = await snapshotSources.peekKind(chunks, undefined)
-  return { kind: kind === 'counting' ? 'counting' : 'plain', chunks: snapshotSources.snapshotChunks(source) }
+/** The backends' name for a snapshot's kind. */
+export function backendKind(kind: SnapshotKind): 'fixed' | 'counting' {
+  return kind === 'counting' ? 'counting' : 'fixed'
 }
 
 /** "a counting filter" / "a plain filter", for messages. */

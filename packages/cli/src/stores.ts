@@ -12,8 +12,8 @@ import { clearFileDebris, clearLevelDebris, tempFileOf } from './debris.js'
 import { CliError } from './errors.js'
 import { fillStats } from './filter-stats.js'
 import { checkInterrupted } from './signals.js'
-import { kindName, peekKind } from './snapshot-kind.js'
-import { closeRedis, connectRedis, redact, type Target } from './targets.js'
+import { backendKind } from './snapshot-kind.js'
+import { closeRedis, connectRedis, type Target } from './targets.js'
 
 const { COUNTING_SNAPSHOT_VERSION } = snapshotFormat
 
@@ -91,45 +91,63 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
   const name = requireName(options.name)
   const client = await connectRedis(target, options)
   try {
-    const { RedisBloomFilter } = await redisBackend()
-    const filter = await RedisBloomFilter.open(client, name, { timeout: options.timeout, lockWait: 0 })
-    if (filter.kind === 'layered') return await refuseLayered(filter, `Redis filter "${name}"`)
-    if (filter.kind === 'counting') {
-      const counting = filter
-      return {
-        ...openedCounting(counting),
-        redis: {
-          // The meta hash carries the TTL, as for a plain filter.
-          ttl: async () => {
-            const ms = Number(await client.pttl(counting.keys[0]!))
-            return ms < 0 ? null : ms / 1000
-          },
-          keys: () => counting.keys,
-          state: async () => String((await counting.info())?.state),
-        },
-        close: async () => {
-          await counting.close()
-          await closeRedis(client)
-        },
-      }
-    }
+    const opened = await openRedisFilter(client, name, options.timeout)
     return {
-      filter,
-      setBits: async () => Array.from(await filter.bitStore.countBits()),
-      chunks: () => filter.exportChunks(),
-      redis: {
-        ttl: () => filter.ttl(),
-        keys: () => filter.keys,
-        state: async () => (await filter.info()).state,
-      },
+      ...opened,
       close: async () => {
-        await filter.close()
+        await opened.close()
         await closeRedis(client)
       },
     }
   } catch (error) {
     await closeRedis(client)
     throw error
+  }
+}
+
+/** A filter in Redis, opened on a client its caller keeps (`close` closes the filter only). */
+export interface OpenedRedisFilter extends OpenedFilter {
+  readonly kind: SnapshotKind
+  /** A plain filter as the library's class, for a rebuild in place; undefined for a counting one. */
+  readonly plain?: RedisBloomFilter
+}
+
+/**
+ * Opens the filter `name` on `client`, whatever kind it is: one open, which reads its meta once.
+ * @throws CliError `CLI_TARGET` for a layered filter; BloomError from the backend (`BLOOM_NOT_FOUND`, …).
+ */
+export async function openRedisFilter(client: RedisClient, name: string, timeout: number): Promise<OpenedRedisFilter> {
+  const { RedisBloomFilter } = await redisBackend()
+  const filter = await RedisBloomFilter.open(client, name, { timeout, lockWait: 0 })
+  if (filter.kind === 'layered') return refuseLayered(filter, `Redis filter "${name}"`)
+  if (filter.kind === 'counting') {
+    const counting = filter
+    return {
+      ...openedCounting(counting),
+      kind: 'counting',
+      redis: {
+        // The meta hash carries the TTL, as for a plain filter.
+        ttl: async () => {
+          const ms = Number(await client.pttl(counting.keys[0]!))
+          return ms < 0 ? null : ms / 1000
+        },
+        keys: () => counting.keys,
+        state: async () => String((await counting.info())?.state),
+      },
+    }
+  }
+  return {
+    filter,
+    kind: 'plain',
+    plain: filter,
+    setBits: async () => Array.from(await filter.bitStore.countBits()),
+    chunks: () => filter.exportChunks(),
+    redis: {
+      ttl: () => filter.ttl(),
+      keys: () => filter.keys,
+      state: async () => (await filter.info()).state,
+    },
+    close: () => filter.close(),
   }
 }
 
@@ -252,7 +270,7 @@ function folderInUse(folder: string): boolean {
  * interrupted build leaves the target as it was and no half-imported folder under its name.
  * @throws CliError `CLI_TARGET` if the folder holds data and `replace` is false.
  */
-export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Array>, { replace }: Replacing): Promise<void> {
+export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Array>, { replace, kind }: Replacing & SnapshotOf): Promise<void> {
   await clearLevelDebris(folder)
   const inUse = folderInUse(folder)
   if (inUse && !replace) throw new CliError('CLI_TARGET', `level:${folder} already holds data; pass --replace to replace the filter in it`)
@@ -261,10 +279,9 @@ export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Ar
   const staging = `${resolve(folder)}.new-${process.pid}`
   const old = `${resolve(folder)}.old-${process.pid}`
   try {
-    const { kind, chunks } = await peekKind(snapshot)
-    const { CountingLevelFilter, LevelBloomFilter } = await levelBackend()
-    const load = kind === 'counting' ? CountingLevelFilter.import : LevelBloomFilter.import
-    await consuming(chunks, async (source) => (await load(staging, source)).close())
+    const { LevelBloomFilter } = await levelBackend()
+    // The backend's import reads the snapshot's kind (and refuses another than the one built).
+    await consuming(snapshot, async (source) => (await LevelBloomFilter.import(staging, source, { kind: backendKind(kind) })).close())
     checkInterrupted()
   } catch (error) {
     await rm(staging, { recursive: true, force: true })
@@ -276,70 +293,9 @@ export async function writeLevel(folder: string, snapshot: AsyncIterable<Uint8Ar
   if (inUse) await rm(old, { recursive: true, force: true })
 }
 
-/** Whether Redis holds a filter named `name`; resolves to its parameters. */
-export async function existingRedisFilter(client: RedisClient, name: string, timeout: number): Promise<RedisBloomFilter | undefined> {
-  const { RedisBloomFilter } = await redisBackend()
-  try {
-    return await RedisBloomFilter.open(client, name, { timeout, lockWait: 0, kind: 'fixed' })
-  } catch (error) {
-    if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
-    throw error
-  }
-}
-
-/**
- * Imports a snapshot into Redis under `name` (staged in next-generation keys, swapped in shard by
- * shard only after the whole snapshot checked out). With `replaceParameters`, a filter under the
- * name with other parameters is replaced by the new one in a new generation (docs/SPEC.md 9.6).
- * @throws CliError `CLI_TARGET` if the name holds a filter and `replace` is false.
- */
-export async function writeRedis(
-  target: Target & { kind: 'redis' },
-  name: string,
-  snapshot: AsyncIterable<Uint8Array>,
-  options: { replace: boolean; timeout: number; ttl?: number; label?: string; replaceParameters?: boolean; force?: boolean },
-): Promise<void> {
-  const client = await connectRedis(target, { timeout: options.timeout, label: options.label ?? `build:${name}` })
-  try {
-    const { kind, chunks } = await peekKind(snapshot)
-    const existing = await existingRedisKind(client, name, options.timeout)
-    if (existing !== undefined) {
-      if (!options.replace) throw new CliError('CLI_TARGET', `${redact(target.url)} already holds a filter named "${name}"; pass --replace to replace it`)
-      // The shards are swapped in place, and the meta's kind with them cannot be: refuse before reading the input.
-      if (existing !== kind) {
-        throw new CliError('CLI_TARGET', `${redact(target.url)}: "${name}" is ${kindName(existing)} and cannot be replaced by ${kindName(kind)}; delete it first (bloomkit delete), or use another name`)
-      }
-    }
-    const { RedisBloomFilter, RedisCountingFilter } = await redisBackend()
-    const load = kind === 'counting' ? RedisCountingFilter.import : RedisBloomFilter.import
-    const imported: { close(): Promise<void> } = await consuming(chunks, (source): Promise<{ close(): Promise<void> }> =>
-      load(client, name, source, {
-        timeout: options.timeout,
-        lockWait: 0,
-        ttl: options.ttl,
-        replaceParameters: options.replaceParameters === true,
-        force: options.force === true,
-      }),
-    )
-    await imported.close()
-  } finally {
-    await closeRedis(client)
-  }
-}
-
-/** The kind of the filter named `name` in Redis, or undefined if there is none. */
-export async function existingRedisKind(client: RedisClient, name: string, timeout: number): Promise<SnapshotKind | undefined> {
-  const { RedisBloomFilter } = await redisBackend()
-  let filter
-  try {
-    filter = await RedisBloomFilter.open(client, name, { timeout, lockWait: 0 })
-  } catch (error) {
-    if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
-    throw error
-  }
-  if (filter.kind === 'layered') return refuseLayered(filter, `Redis filter "${name}"`)
-  await filter.close()
-  return filter.kind === 'counting' ? 'counting' : 'plain'
+/** The kind of snapshot a write takes: the one its caller built or read (`plain` or `counting`). */
+export interface SnapshotOf {
+  readonly kind: SnapshotKind
 }
 
 /** What `build --replace` needs to know of the filter it replaces. */
@@ -361,10 +317,7 @@ export async function storedFilter(target: Target, options: StoreOptions, { coun
   try {
     const opened = await openFilter(target, options)
     try {
-      const parameters = opened.filter.parameters
-      const kind: SnapshotKind = opened.counting === undefined ? 'plain' : 'counting'
-      if (!count) return { parameters, kind }
-      return { parameters, kind, estimatedCount: fillStats(parameters, await opened.setBits()).estimatedCount }
+      return await storedOf(opened, { count })
     } finally {
       await opened.close()
     }
@@ -372,4 +325,12 @@ export async function storedFilter(target: Target, options: StoreOptions, { coun
     if (error instanceof BloomError && error.code === 'BLOOM_NOT_FOUND') return undefined
     throw error
   }
+}
+
+/** What `build --replace` needs to know of an opened filter; with `count`, one pass over its bits. */
+export async function storedOf(opened: OpenedFilter, { count }: { readonly count: boolean }): Promise<StoredFilter> {
+  const parameters = opened.filter.parameters
+  const kind: SnapshotKind = opened.counting === undefined ? 'plain' : 'counting'
+  if (!count) return { parameters, kind }
+  return { parameters, kind, estimatedCount: fillStats(parameters, await opened.setBits()).estimatedCount }
 }

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Redis } from 'ioredis'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { watchCommands } from '../../../test-support/redis-monitor.js'
 import { startRedisServer, type RedisServerHandle } from '../../../test-support/redis-servers.js'
 import { commandsOf, fastFail, namesOf, uniqueName } from './support/clients.js'
 
@@ -34,25 +35,11 @@ const seenMulti = { count: 0 }
 /** Counts the `SET u1` operations of the BITFIELDs on `key` that `body` makes Redis run (MONITOR sees the batch connections too); MULTIs go to {@link seenMulti}. */
 async function setOpsOn(key: string, body: () => Promise<unknown>): Promise<number> {
   seenMulti.count = 0
-  const base = new Redis({ host: server.host, port: server.port, maxRetriesPerRequest: 1 })
-  const monitor = await base.monitor()
-  base.disconnect()
   let ops = 0
-  const end = `end:${uniqueName('monitor')}`
-  const seen = new Promise<void>((resolve) => {
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'bitfield' && args[1] === key) for (let i = 2; i < args.length; i++) ops += args[i].toLowerCase() === 'set' ? 1 : 0
-      if (args[0]?.toLowerCase() === 'multi') seenMulti.count++
-      if (args[0]?.toLowerCase() === 'echo' && args[1] === end) resolve()
-    })
+  await watchCommands(client, redis, body, (args) => {
+    if (args[0]?.toLowerCase() === 'bitfield' && args[1] === key) for (let i = 2; i < args.length; i++) ops += args[i].toLowerCase() === 'set' ? 1 : 0
+    if (args[0]?.toLowerCase() === 'multi') seenMulti.count++
   })
-  try {
-    await body()
-    await redis.echo(end)
-    await seen
-  } finally {
-    monitor.disconnect()
-  }
   return ops
 }
 

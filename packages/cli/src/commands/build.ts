@@ -14,8 +14,9 @@ import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type Inpu
 import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
 import { parametersFromFlags, shownParameters } from '../sizing.js'
-import { consuming, existingRedisFilter, requireName, storedFilter, writeLevel, writeRedis, writeSnapshotFile, type StoredFilter } from '../stores.js'
-import { closeRedis, connectRedis, liveWriters, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
+import { consuming, requireName, storedFilter, storedOf, writeLevel, writeSnapshotFile, type StoredFilter } from '../stores.js'
+import { importIntoRedis, RedisBuildTarget } from '../redis-writes.js'
+import { liveWriters, parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
 import type { Cluster, Redis } from 'ioredis'
 import { checkWholeInput, thenCheck } from '../whole-input.js'
 
@@ -129,7 +130,18 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
   }
   // Before the old filter is read: a swap a kill cut short is put back first.
   await clearDebris(target)
-  const { parameters, replacedCount } = await chooseParameters(target, options)
+  const redis = target.kind === 'redis' ? new RedisBuildTarget(target, name!, options.timeout) : undefined
+  try {
+    await buildInto(target, redis, input, inputOptions, size, options)
+  } finally {
+    await redis?.close()
+  }
+}
+
+/** {@link build} once the target is known; `redis` for a Redis target. */
+async function buildInto(target: Target, redis: RedisBuildTarget | undefined, input: string, inputOptions: InputOptions, size: number | undefined, options: BuildOptions): Promise<void> {
+  const name = redis?.name
+  const { parameters, replacedCount } = await chooseParameters(target, options, redis)
   const counting = options.counting === true
   const groups = planShardGroups(parameters, options.memory, { counting })
   const started = performance.now()
@@ -155,8 +167,8 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
   let spill: string | undefined
   try {
     // A counting filter has no rebuild: its replacement is imported whole and swapped in, as a new build's is.
-    if (target.kind === 'redis' && options.replace === true && !counting) {
-      await rebuildRedis(target, name!, parameters, options, blocks, whole)
+    if (redis !== undefined && options.replace === true && !counting) {
+      await rebuildRedis(redis, parameters, options, blocks, whole)
     } else {
       let source: AsyncIterable<Uint8Array>
       if (input === '-' && groups.length > 1) {
@@ -166,7 +178,7 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
       } else {
         source = buildSnapshot(parameters, groups, fillFrom(blocks), { counting })
       }
-      await write(target, name, thenCheck(source, whole), options)
+      await write(target, redis, thenCheck(source, whole), options)
     }
   } finally {
     progress.stop()
@@ -198,13 +210,16 @@ async function build(input: string, options: BuildOptions, command: Command): Pr
  * The sizing flags' parameters; with `--replace` and no sizing flags, those of the filter being
  * replaced. With `--replace`, also the replaced filter's estimated key count (for the shrink check).
  */
-async function chooseParameters(target: Target, options: BuildOptions): Promise<{ parameters: FilterParameters; replacedCount?: number }> {
+async function chooseParameters(target: Target, options: BuildOptions, redis: RedisBuildTarget | undefined): Promise<{ parameters: FilterParameters; replacedCount?: number }> {
   const fromFlags = await parametersFromFlags(options, { redis: target.kind === 'redis' })
   // A replaced filter keeps its seed unless --seed names another (and a Redis rebuild needs it).
   let stored: StoredFilter | undefined
   if (options.replace === true) {
     try {
-      stored = await storedFilter(target, { name: options.name, timeout: options.timeout }, { count: options.allowShrink !== true })
+      const count = options.allowShrink !== true
+      // A Redis filter is read on the build's own connection, and kept open for a rebuild in place.
+      const opened = redis === undefined ? undefined : await redis.existing()
+      stored = redis === undefined ? await storedFilter(target, { name: options.name, timeout: options.timeout }, { count }) : opened && (await storedOf(opened, { count }))
     } catch (error) {
       // With sizing flags the stored filter is read only for its seed and count: one that cannot
       // be read (a damaged file) is replaced whole, with a new seed.
@@ -226,12 +241,19 @@ async function chooseParameters(target: Target, options: BuildOptions): Promise<
   throw new CliError('CLI_USAGE', 'size the filter with --capacity and --error-rate (or --bits and --hashes); only --replace of an existing filter may leave them out')
 }
 
-async function write(target: Target, name: string | undefined, source: AsyncIterable<Uint8Array>, options: BuildOptions): Promise<void> {
+async function write(target: Target, redis: RedisBuildTarget | undefined, source: AsyncIterable<Uint8Array>, options: BuildOptions): Promise<void> {
   const replace = options.replace === true
+  const kind = options.counting === true ? 'counting' : 'plain'
   if (target.kind === 'file') return writeSnapshotFile(target.path, source, { replace })
-  if (target.kind === 'level') return writeLevel(target.folder, source, { replace })
+  if (target.kind === 'level') return writeLevel(target.folder, source, { replace, kind })
   // A counting filter with other sizing is replaced in a new generation, as a plain one is (rebuildRedis).
-  return withLockHint(name!, writeRedis(target, name!, source, { replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl, label: `build:${name!}` }))
+  const { name, target: redisTarget } = redis!
+  const client = await redis!.client()
+  const existing = await redis!.existing()
+  // The import replaces what this instance reads.
+  await existing?.close()
+  const write = { kind, existing: existing?.kind, replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl } as const
+  return withLockHint(name, importIntoRedis(client, redisTarget, name, source, write))
 }
 
 /** A pass runner for {@link buildSnapshot} that adds every block of a pass over the input. */
@@ -249,37 +271,29 @@ function fillFrom(blocks: (pass: number) => AsyncIterable<KeyBlock>): PassRunner
  * open the filter again). Without a filter to replace, a plain build.
  */
 async function rebuildRedis(
-  target: Target & { kind: 'redis' },
-  name: string,
+  redis: RedisBuildTarget,
   parameters: FilterParameters,
   options: BuildOptions,
   blocks: (pass: number) => AsyncIterable<KeyBlock>,
   whole: () => Promise<void>,
 ): Promise<void> {
-  const label = `build:${name}`
-  const client = await connectRedis(target, { timeout: options.timeout, label })
+  const { name, label } = redis
+  const client = await redis.client()
   const force = options.force === true
-  let existing
-  /** Other sizing (or seed): a new filter built whole and imported over the old one. */
-  let resize = false
-  try {
-    existing = await existingRedisFilter(client, name, options.timeout)
-    if (force) await refuseLiveWriters(client, label, name)
-    if (existing !== undefined && !sameParameters(existing.parameters, parameters)) resize = true
-    else if (existing !== undefined) {
-      const rebuilding = existing
-      await withLockHint(name, consuming(thenCheck(keysOf(blocks(0)), whole), (keys) => rebuilding.rebuild(keys, { force })))
-    }
-  } finally {
-    await existing?.close()
-    await closeRedis(client)
+  const existing = await redis.existing()
+  if (force) await refuseLiveWriters(client, label, name)
+  const rebuilding = existing?.plain
+  if (rebuilding !== undefined && sameParameters(rebuilding.parameters, parameters)) {
+    await withLockHint(name, consuming(thenCheck(keysOf(blocks(0)), whole), (keys) => rebuilding.rebuild(keys, { force })))
+    return
   }
-  if (existing === undefined || resize) {
-    // A filter with other parameters has other keys: the library stages the new one beside it and
-    // switches to it in one step (RedisBloomFilter.import with replaceParameters, docs/SPEC.md 9.6).
-    const source = thenCheck(buildSnapshot(parameters, planShardGroups(parameters, options.memory), fillFrom(blocks)), whole)
-    await withLockHint(name, writeRedis(target, name, source, { replace: resize, replaceParameters: resize, force, timeout: options.timeout, ttl: options.ttl, label }))
-  }
+  // A filter with other parameters has other keys: the library stages the new one beside it and
+  // switches to it in one step (RedisBloomFilter.import with replaceParameters, docs/SPEC.md 9.6).
+  await existing?.close()
+  const resize = existing !== undefined
+  const source = thenCheck(buildSnapshot(parameters, planShardGroups(parameters, options.memory), fillFrom(blocks)), whole)
+  const write = { kind: 'plain', existing: existing?.kind, replace: resize, replaceParameters: resize, force, timeout: options.timeout, ttl: options.ttl } as const
+  await withLockHint(name, importIntoRedis(client, redis.target, name, source, write))
 }
 
 /** A lock held by a rebuild or import is reported with the command line's way out. */

@@ -2,7 +2,8 @@ import { Command } from 'commander'
 import { CliError } from '../errors.js'
 import { integer } from '../flags.js'
 import { plainFromCounting } from '../snapshot-kind.js'
-import { openFilter, requireName, verified, writeLevel, writeRedis, writeSnapshotFile } from '../stores.js'
+import { openFilter, requireName, verified, writeLevel, writeSnapshotFile } from '../stores.js'
+import { writeRedis } from '../redis-writes.js'
 import { parseTarget, redact, refuseRedisFlags } from '../targets.js'
 
 interface CopyOptions {
@@ -52,9 +53,11 @@ Examples:
       if (options.plain === true && !counting) throw new CliError('CLI_USAGE', `--plain copies a counting filter as a plain one; ${redact(sourceText)} is already plain`)
       const source = verified(opened.chunks(), counting ? 'counting' : 'plain')
       const chunks = options.plain === true ? plainFromCounting(source) : source
+      // What the target gets: the source's kind, or plain with --plain.
+      const kind = counting && options.plain !== true ? 'counting' : 'plain'
       if (target.kind === 'file') await writeSnapshotFile(target.path, chunks, { replace })
-      else if (target.kind === 'level') await writeLevel(target.folder, chunks, { replace })
-      else await writeRedis(target, targetName!, chunks, { replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl })
+      else if (target.kind === 'level') await writeLevel(target.folder, chunks, { replace, kind })
+      else await writeRedis(target, targetName!, chunks, { kind, replace, replaceParameters: replace, timeout: options.timeout, ttl: options.ttl })
     } finally {
       await opened.close()
     }
