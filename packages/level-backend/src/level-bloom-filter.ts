@@ -1,11 +1,12 @@
 import { BloomError, BloomFilter, sizeFilter, type SizingOptions } from '@bloomkit/core'
-import { createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
+import { earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources, type KeyHasher } from '@bloomkit/core/store'
 import { LayeredLevelFilter, layeredFilterInFolder, type LayeredLevelOpenOptions, type LayeredLevelOptions } from './layered/layered-level-filter.js'
 import { type SnapshotSource } from './folder/import.js'
 import { CountingLevelFilter, countingFilterInFolder } from './counting/counting-level-filter.js'
 import { canonicalLocation } from './folder/database.js'
 import { bitStoreInFolder, LevelBitStore } from './level-bit-store.js'
 import { closeStoredFolder, openStoredFolder, type StoredKind } from './folder/stored-kind.js'
+import { filterOver } from './filter-over.js'
 import { checkLevelOptions, type LevelCreateStoreOptions } from './options.js'
 
 const { peekKind, wholeSnapshot } = snapshotSources
@@ -123,17 +124,12 @@ export class LevelBloomFilter extends BloomFilter<false> {
     return LevelBloomFilter.over(await LevelBitStore.import(location, source, options))
   }
 
-  /** The filter over an opened store; closes the store if the hasher cannot be made. */
-  private static async over(store: LevelBitStore): Promise<LevelBloomFilter> {
-    try {
-      return new LevelBloomFilter(store, await createKeyHasher(store.parameters.seed))
-    } catch (error) {
-      await store.close()
-      throw error
-    }
+  /** The filter over an opened store; closes the store if the filter cannot be made. */
+  private static over(store: LevelBitStore): Promise<LevelBloomFilter> {
+    return filterOver(store, store.parameters.seed, (hasher) => new LevelBloomFilter(store, hasher))
   }
 
-  private constructor(store: LevelBitStore, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
+  private constructor(store: LevelBitStore, hasher: KeyHasher) {
     super(store, hasher)
     this.level = store
   }

@@ -1,5 +1,6 @@
 import { CountingBloomFilter, sizeFilter, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
-import { checkOptionNames, createKeyHasher, earlierSizeFilter, newFilterParameters, optionChecks, type SnapshotSource } from '@bloomkit/core/store'
+import { checkOptionNames, earlierSizeFilter, newFilterParameters, optionChecks, type KeyHasher, type SnapshotSource } from '@bloomkit/core/store'
+import { filterOver } from '../filter-over.js'
 import { LevelCounterStore } from './level-counter-store.js'
 import { checkLevelOptions, type LevelCreateStoreOptions, type LevelStoreOptions } from '../options.js'
 import type { FilterDatabase } from '../folder/stored-kind.js'
@@ -31,7 +32,7 @@ export const countingFilterInFolder = async (folder: FilterDatabase, options: Le
 export class CountingLevelFilter extends CountingBloomFilter<false> {
   private readonly level: LevelCounterStore
 
-  private constructor(store: LevelCounterStore, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
+  private constructor(store: LevelCounterStore, hasher: KeyHasher) {
     super(store, hasher)
     this.level = store
   }
@@ -41,13 +42,8 @@ export class CountingLevelFilter extends CountingBloomFilter<false> {
     over = (store) => CountingLevelFilter.over(store)
   }
 
-  private static async over(store: LevelCounterStore): Promise<CountingLevelFilter> {
-    try {
-      return new CountingLevelFilter(store, await createKeyHasher(store.parameters.seed))
-    } catch (error) {
-      await store.close()
-      throw error
-    }
+  private static over(store: LevelCounterStore): Promise<CountingLevelFilter> {
+    return filterOver(store, store.parameters.seed, (hasher) => new CountingLevelFilter(store, hasher))
   }
 
   /**

@@ -1,12 +1,11 @@
 import { BloomError, type FilterParameters, type FilterParametersInput } from '@bloomkit/core'
 import { type BitStoreCapabilities, checkParameters, counterKernels, type CounterMode, counterShardBytesOf, type CounterStore, type PositionBatch, type SnapshotSource } from '@bloomkit/core/store'
 import { existingAnchor, newAnchor, type SequenceAnchor } from '../folder/sequence-anchor.js'
-import { COUNTING_META_KEY, decodeCountingMetadata, encodeCountingMetadata } from '../folder/counting-metadata.js'
 import { canonicalLocation, closeDatabase, openDatabase, type Database } from '../folder/database.js'
 import { storeError } from '../errors.js'
 import type { FilterDatabase } from '../folder/stored-kind.js'
 import { importSnapshot } from '../folder/import.js'
-import { readMetadata, type Metadata } from '../folder/metadata.js'
+import { COUNTING_METADATA, decodeMetadata, encodeMetadata, readMetadata, type Metadata } from '../folder/metadata.js'
 import { Mutex } from '../mutex.js'
 import { adoptFolder, checkAdoptable, type Opened, replayLog, writeFirstRecords } from '../folder/open-folder.js'
 import { checkPageTable, checkStoreOptions, pageBytesOf, type LevelCreateStoreOptions, type LevelStoreOptions, type StoreSettings } from '../options.js'
@@ -14,7 +13,7 @@ import { PageCache } from '../pages/page-cache.js'
 import { PageGeometry } from '../pages/page-geometry.js'
 import { PageIO } from '../pages/page-io.js'
 import { PageVersions } from '../folder/page-versions.js'
-import { bitRecordDeletions, CHECKPOINT_KEY, encodeCheckpoint, encodePage, encodePageLogRecord, logKey, META_KEY } from '../folder/records.js'
+import { bitRecordDeletions, CHECKPOINT_KEY, COUNTING_META_KEY, encodeCheckpoint, encodePage, encodePageLogRecord, logKey, META_KEY } from '../folder/records.js'
 import { checkpointOps, readPageLog } from '../folder/write-ahead-log.js'
 
 const { addCounters, counterBatch, countCounters } = counterKernels
@@ -108,7 +107,7 @@ export class LevelCounterStore implements CounterStore<false> {
     return LevelCounterStore.adopt(where, db, 'cannot be created', async () => {
       const stored = await db.get(COUNTING_META_KEY)
       if (stored !== undefined) {
-        const existing = decodeCountingMetadata(where, stored)
+        const existing = decodeMetadata(where, stored, COUNTING_METADATA)
         checkAdoptable(where, { parameters, seeded, earlier }, existing.parameters)
         return { meta: existing, anchor: existingAnchor(where) }
       }
@@ -116,7 +115,7 @@ export class LevelCounterStore implements CounterStore<false> {
       // Nothing else may be there (another application's data, an unfinished import).
       await readMetadata(where, db, { required: false })
       const meta: Metadata = { parameters, pageBytes }
-      return { meta, anchor: await writeFirstRecords(where, db, [{ type: 'put', key: COUNTING_META_KEY, value: encodeCountingMetadata(meta) }]) }
+      return { meta, anchor: await writeFirstRecords(where, db, [{ type: 'put', key: COUNTING_META_KEY, value: encodeMetadata(meta, COUNTING_METADATA) }]) }
     }, settings)
   }
 
@@ -137,7 +136,7 @@ export class LevelCounterStore implements CounterStore<false> {
         newAnchor(where, { create: false })
         await readMetadata(where, db, { required: true })
       }
-      return { meta: decodeCountingMetadata(where, stored!), anchor: existingAnchor(where) }
+      return { meta: decodeMetadata(where, stored!, COUNTING_METADATA), anchor: existingAnchor(where) }
     }, settings)
   }
 

@@ -1,14 +1,13 @@
 import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { counterShardBytesOf, popcount, shardBytesOf, type SnapshotKind, type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { newAnchor, type SequenceAnchor } from './sequence-anchor.js'
-import { COUNTING_META_KEY, encodeCountingMetadata } from './counting-metadata.js'
 import { closeDatabase, locationIsNew, openDatabase, removeLocation, type Database } from './database.js'
 import { storeError } from '../errors.js'
-import { encodeMetadata, readMetadata, type Metadata } from './metadata.js'
+import { COUNTING_METADATA, encodeMetadata, readMetadata, type Metadata } from './metadata.js'
 import { checkPageTable } from '../options.js'
 import { PageGeometry } from '../pages/page-geometry.js'
 import { CHUNK_PAGES } from './page-versions.js'
-import { CHECKPOINT_KEY, COUNTS_KEY, encodeCheckpoint, encodeCounts, encodePage, encodeVersions, IMPORTING_KEY, META_KEY, pageKey, versionsKey } from './records.js'
+import { CHECKPOINT_KEY, COUNTS_KEY, encodeCheckpoint, encodeCounts, encodePage, encodeVersions, COUNTING_META_KEY, IMPORTING_KEY, META_KEY, pageKey, versionsKey } from './records.js'
 
 const { snapshotChunks, snapshotReader } = snapshotSources
 
@@ -60,7 +59,7 @@ export async function importSnapshot(
     const meta: Metadata = { parameters, pageBytes }
     const record: Put[] =
       kind === 'counting'
-        ? [{ type: 'put', key: COUNTING_META_KEY, value: encodeCountingMetadata(meta) }]
+        ? [{ type: 'put', key: COUNTING_META_KEY, value: encodeMetadata(meta, COUNTING_METADATA) }]
         : [
             { type: 'put', key: META_KEY, value: encodeMetadata(meta) },
             { type: 'put', key: COUNTS_KEY, value: encodeCounts(pages.counts!) },

@@ -8,25 +8,64 @@ import { newAnchor } from './sequence-anchor.js'
 
 const { readParameterFields, writeParameterFields } = snapshotFormat
 
-/** The folder format version this release writes and reads. */
-export const FORMAT_VERSION = 2
-
-const META_MAGIC = 0x564c4b42 // "BKLV" read little-endian
-const META_BYTES = 40
-
-/** What the metadata record holds. */
+/** What a metadata record holds. */
 export interface Metadata {
   readonly parameters: FilterParameters
-  /** Bytes per page, a power of two from 1 KiB to 1 MiB. */
+  /** Bytes per page (of bits, or of a counting filter's counters), a power of two from 1 KiB to 1 MiB. */
   readonly pageBytes: number
 }
 
-/** The 40-byte metadata record: magic, format version, hash scheme, parameters, page size, CRC-32. */
-export function encodeMetadata(meta: Metadata): Uint8Array {
+/**
+ * One of the two 40-byte metadata records, alike but for magic, version and names: a plain
+ * folder's `meta` and a counting folder's `counting` (which also tells a plain open to refuse it).
+ */
+export interface MetadataRecord {
+  readonly magic: number
+  /** The format version this release writes and reads. */
+  readonly version: number
+  /** How errors name the record and its format. */
+  readonly record: string
+  readonly format: string
+  /** After "not supported" for an earlier version: what it was and what to do. */
+  readonly earlier: string
+  /** The BLOOM_CORRUPT_STORE text for bytes of another length or magic: not this kind of record. */
+  readonly notOurs: (bytes: Uint8Array) => string
+}
+
+/** The plain folder's `meta` record: magic "BKLV" (read little-endian), folder format 2. */
+export const PLAIN_METADATA: MetadataRecord = {
+  magic: 0x564c4b42,
+  version: 2,
+  record: 'metadata record',
+  format: 'folder format',
+  earlier: ': export it with the release that wrote it and import the snapshot with this one',
+  notOurs: (bytes) =>
+    bytes.length !== META_BYTES ? `the metadata record is ${bytes.length} bytes, expected ${META_BYTES}: not a bloomkit filter` : 'the metadata record does not start with "BKLV": not a bloomkit filter',
+}
+
+/**
+ * The counting folder's `counting` record: magic "BLKC", counting folder format 2 (pages with
+ * versions and CRC-32s under `p` keys, a log of the pages each batch wrote, the checkpoint record
+ * and the anchor, as a plain folder has). Version 1 (unreleased builds) kept unversioned pages under `c` keys.
+ */
+export const COUNTING_METADATA: MetadataRecord = {
+  magic: 0x434b4c42,
+  version: 2,
+  record: 'counting record',
+  format: 'counting folder format',
+  earlier:
+    ' (pages without versions or checksums, from a build before the first release with counting filters): export it with the build that wrote it and import the snapshot with this one',
+  notOurs: () => 'the counting record is not a bloomkit counting filter’s',
+}
+
+const META_BYTES = 40
+
+/** The 40-byte record: magic, format version, hash scheme, parameters, page size, CRC-32. */
+export function encodeMetadata(meta: Metadata, kind: MetadataRecord = PLAIN_METADATA): Uint8Array {
   const bytes = new Uint8Array(META_BYTES)
   const view = new DataView(bytes.buffer)
-  view.setUint32(0, META_MAGIC, true)
-  view.setUint16(4, FORMAT_VERSION, true)
+  view.setUint32(0, kind.magic, true)
+  view.setUint16(4, kind.version, true)
   writeParameterFields(view, meta.parameters)
   view.setUint32(24, meta.pageBytes, true)
   view.setUint32(36, crc32(bytes.subarray(0, 36)), true)
@@ -34,28 +73,25 @@ export function encodeMetadata(meta: Metadata): Uint8Array {
 }
 
 /**
- * Reads a metadata record.
- * @throws BloomError `BLOOM_CORRUPT_STORE` (not a bloomkit record, bad CRC, impossible fields) or
- *   `BLOOM_UNSUPPORTED_VERSION` (a later folder format or hash scheme).
+ * Reads a metadata record of `kind`.
+ * @throws BloomError `BLOOM_CORRUPT_STORE` (not a record of this kind, bad CRC, impossible fields) or
+ *   `BLOOM_UNSUPPORTED_VERSION` (an earlier or a later format, or hash scheme).
  */
-export function decodeMetadata(location: string, bytes: Uint8Array): Metadata {
-  if (bytes.length !== META_BYTES) throw notAFilter(location, `the metadata record is ${bytes.length} bytes, expected ${META_BYTES}: not a bloomkit filter`)
+export function decodeMetadata(location: string, bytes: Uint8Array, kind: MetadataRecord = PLAIN_METADATA): Metadata {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (view.getUint32(0, true) !== META_MAGIC) throw notAFilter(location, 'the metadata record does not start with "BKLV": not a bloomkit filter')
-  if (view.getUint32(36, true) !== crc32(bytes.subarray(0, 36))) throw corruptStore(location, 'the metadata record fails its CRC-32 check')
+  if (bytes.length !== META_BYTES || view.getUint32(0, true) !== kind.magic) throw notAFilter(location, kind.notOurs(bytes))
+  if (view.getUint32(36, true) !== crc32(bytes.subarray(0, 36))) throw corruptStore(location, `the ${kind.record} fails its CRC-32 check`)
   const version = view.getUint16(4, true)
-  if (version !== FORMAT_VERSION) {
-    const advice = version < FORMAT_VERSION ? ': export it with the release that wrote it and import the snapshot with this one' : ''
-    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: folder format version ${version} is not supported; this release reads version ${FORMAT_VERSION}${advice}`)
+  if (version !== kind.version) {
+    const advice = version < kind.version ? kind.earlier : ''
+    throw new BloomError('BLOOM_UNSUPPORTED_VERSION', `${location}: ${kind.format} version ${version} is not supported; this release reads version ${kind.version}${advice}`)
   }
+  // A later hash scheme is BLOOM_UNSUPPORTED_VERSION (readParameterFields), not damage.
   const fields = readParameterFields(view, location)
-  const pageBytes = view.getUint32(24, true)
   try {
-    const parameters = checkParameters(fields)
-    checkPageBytes(pageBytes)
-    return { parameters, pageBytes }
+    return { parameters: checkParameters(fields), pageBytes: checkPageBytes(view.getUint32(24, true)) }
   } catch (error) {
-    throw new BloomError('BLOOM_CORRUPT_STORE', `${location}: the metadata record holds impossible fields: ${(error as Error).message}`, { cause: error })
+    throw new BloomError('BLOOM_CORRUPT_STORE', `${location}: the ${kind.record} holds impossible fields: ${(error as Error).message}`, { cause: error })
   }
 }
 

@@ -6,7 +6,7 @@ import { corruptStore } from '../errors.js'
  * The records of a filter's folder (a LevelDB database, or an IndexedDB store), apart from the
  * metadata (metadata.ts). Keys are short strings:
  * - `meta`: the parameters and page size, written once at create (a counting filter's folder has
- *   a `counting` record instead: counting-metadata.ts).
+ *   a `counting` record instead, of the same layout: metadata.ts).
  * - `p<shard:4 hex><page:8 hex>`: one page of a shard's bits, its version and a CRC-32; a page
  *   never written is absent and all zero.
  * - `v<chunk:6 hex>`: the versions of 4096 pages as of the last checkpoint (page-versions.ts): a
@@ -25,6 +25,8 @@ import { corruptStore } from '../errors.js'
 
 /** Key of the metadata record. */
 export const META_KEY = 'meta'
+/** Key of a counting filter's metadata record (in place of `meta`; it also tells a plain open to refuse the folder). */
+export const COUNTING_META_KEY = 'counting'
 /** Key of the per-shard set-bit counts. */
 export const COUNTS_KEY = 'counts'
 /** Key of the checkpoint record (where the log starts). */

@@ -1,9 +1,8 @@
 import { BloomError } from '@bloomkit/core'
 import { closeDatabase, openDatabase, type Database } from './database.js'
-import { COUNTING_META_KEY, decodeCountingMetadata } from './counting-metadata.js'
 import { storeError } from '../errors.js'
-import { decodeMetadata, readMetadata, type Metadata } from './metadata.js'
-import { META_KEY } from './records.js'
+import { COUNTING_METADATA, decodeMetadata, readMetadata, type Metadata } from './metadata.js'
+import { COUNTING_META_KEY, META_KEY } from './records.js'
 import { newAnchor } from './sequence-anchor.js'
 
 /** Which kind of filter a folder holds: a fixed one, a layered one (growth or window) or a counting one. */
@@ -73,7 +72,7 @@ async function readFilterRecord(where: string, db: Database): Promise<StoredFold
   const plain = await db.get(META_KEY)
   if (plain !== undefined) return { kind: 'fixed', where, db, meta: decodeMetadata(where, plain) }
   const counting = await db.get(COUNTING_META_KEY)
-  if (counting !== undefined) return { kind: 'counting', where, db, meta: decodeCountingMetadata(where, counting) }
+  if (counting !== undefined) return { kind: 'counting', where, db, meta: decodeMetadata(where, counting, COUNTING_METADATA) }
   await readMetadata(where, db, { required: false })
   return undefined
 }

@@ -1,7 +1,8 @@
 import { BloomError, LayeredFilter, type LayeredOptions, type RotatingOptions } from '@bloomkit/core'
-import { createKeyHasher, layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
+import { layeredFormat, optionChecks, type LayerPolicy, layerPolicies } from '@bloomkit/core/store'
 import { canonicalLocation, closeDatabase, locationIsNew, nodeModules, openDatabase, removeLocation, type Database } from '../folder/database.js'
 import { storeError } from '../errors.js'
+import { filterOver } from '../filter-over.js'
 import { manifestLocation } from '../folder/stored-kind.js'
 import { LevelBitStore } from '../level-bit-store.js'
 import { LevelLayers, newManifest, readManifest, writeManifest, type Manifest } from './level-layers.js'
@@ -149,7 +150,7 @@ async function loadListed(where: string, db: Database, options: LayeredLevelOpen
 async function loadFilter(where: string, db: Database, manifest: Manifest, options: LevelCreateStoreOptions, clock: (() => number) | undefined): Promise<LayeredLevelFilter> {
   const policy: LayerPolicy = manifest.policy
   const storage = await LevelLayers.load(where, db, manifest, options)
-  return new LayeredLevelFilter(policy, storage, await createKeyHasher(policy.seed), { clock })
+  return filterOver(storage, policy.seed, (hasher) => new LayeredLevelFilter(policy, storage, hasher, { clock }))
 }
 
 /** Imports one layer's snapshot into its folder and closes it, so that one layer's LevelDB is open at a time. */
