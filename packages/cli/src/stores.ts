@@ -63,14 +63,14 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
       const { parameters, payload } = decodeSnapshot(bytes, 'counting')
       const store = new MemoryCounterStore(parameters, payload)
       const filter = new CountingMemoryFilter(store, new KeyHasher(parameters.seed))
-      return { filter, counting: filter, setBits: async () => store.countBits(), chunks: () => fileChunks(target.path), close: async () => filter.close() }
+      return { filter, counting: filter, setBits: async () => filter.countSetBits(), chunks: () => fileChunks(target.path), close: async () => filter.close() }
     }
     const { parameters, payload } = decodeSnapshot(bytes)
     const store = new MemoryBitStore(parameters, payload)
     const filter = new BloomFilter(store, new KeyHasher(parameters.seed))
     return {
       filter,
-      setBits: async () => store.countBits(),
+      setBits: async () => filter.countSetBits(),
       chunks: () => fileChunks(target.path),
       close: async () => filter.close(),
     }
@@ -83,7 +83,7 @@ export async function openFilter(target: Target, options: StoreOptions): Promise
     if (filter.kind === 'counting') return openedCounting(filter)
     return {
       filter,
-      setBits: async () => Array.from(await filter.bitStore.countBits()),
+      setBits: async () => filter.countSetBits(),
       chunks: () => filter.exportChunks(),
       close: () => filter.close(),
     }
@@ -140,7 +140,7 @@ export async function openRedisFilter(client: RedisClient, name: string, timeout
     filter,
     kind: 'plain',
     plain: filter,
-    setBits: async () => Array.from(await filter.bitStore.countBits()),
+    setBits: async () => filter.countSetBits(),
     chunks: () => filter.exportChunks(),
     redis: {
       ttl: () => filter.ttl(),
@@ -165,7 +165,7 @@ function openedCounting(filter: CountingLevelFilter | RedisCountingFilter): Open
   return {
     filter,
     counting: filter,
-    setBits: async () => Array.from(await filter.counterStore.countBits()),
+    setBits: async () => filter.countSetBits(),
     chunks: () => filter.exportChunks(),
     close: () => filter.close(),
   }

@@ -168,6 +168,18 @@ export class BloomFilter<Sync extends boolean = boolean> {
   }
 
   /**
+   * The set bits of each shard, in shard order (a counting filter: its non-zero counters), for
+   * monitoring fill: shard s is `counts[s] / (bits / shards)` full. One pass over the bits, as
+   * {@link estimateCount} and {@link errorRate} make.
+   */
+  countSetBits(): Outcome<Sync, number[]> {
+    return this.io.call(() => {
+      this.checkOpen()
+      return this.io.then(this.store.countBits(), (counts) => Array.from(counts))
+    })
+  }
+
+  /**
    * The false-positive probability of a `has` now, at the current fill: for a classic filter the
    * mean over shards of fill^k; for a blocked one the model's rate at the estimated count.
    */

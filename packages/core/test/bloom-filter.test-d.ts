@@ -10,6 +10,7 @@ test('a filter over a synchronous store returns plain values', () => {
   expectTypeOf(syncFilter.addMany(['a', 'b'])).toEqualTypeOf<boolean[]>()
   expectTypeOf(syncFilter.export()).toEqualTypeOf<Uint8Array>()
   expectTypeOf(syncFilter.estimateCount()).toEqualTypeOf<number>()
+  expectTypeOf(syncFilter.countSetBits()).toEqualTypeOf<number[]>()
   expectTypeOf(syncFilter.merge(syncFilter)).toEqualTypeOf<void>()
 })
 
@@ -17,6 +18,7 @@ test('a filter over an asynchronous store returns Promises, and so does merging 
   expectTypeOf(asyncFilter.add('k')).toEqualTypeOf<Promise<boolean>>()
   expectTypeOf(asyncFilter.hasMany(new Set<BloomKey>())).toEqualTypeOf<Promise<boolean[]>>()
   expectTypeOf(asyncFilter.export()).toEqualTypeOf<Promise<Uint8Array>>()
+  expectTypeOf(asyncFilter.countSetBits()).toEqualTypeOf<Promise<number[]>>()
   expectTypeOf(asyncFilter.merge(syncFilter)).toEqualTypeOf<Promise<void>>()
   expectTypeOf(syncFilter.merge(asyncFilter)).toEqualTypeOf<Promise<void>>()
   expectTypeOf(asyncFilter.exportChunks()).toEqualTypeOf<AsyncIterableIterator<Uint8Array>>()

@@ -1,5 +1,5 @@
 import { BloomError, BloomFilter, type BloomKey, type FilterParametersInput } from '@bloomkit/core'
-import { type BitStore, checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
+import { checkInteger, checkOptionNames, createKeyHasher, earlierSizeFilter, isLayeredOptions, newFilterParameters, optionChecks, snapshotSources } from '@bloomkit/core/store'
 import type { ShardGenerations } from './layout/shard-generations.js'
 import { createOrOpenShardFilter, expireShardFilter, openShardFilter } from './layout/shard-filter.js'
 import { importSnapshot, type SnapshotSource } from './operations/import.js'
@@ -27,6 +27,22 @@ export type RedisOpenOptions = LayeredRedisOpenOptions & { readonly kind?: Redis
 /** Options of {@link RedisBloomFilter.import}: as for a new filter, a rotating filter's `clock`, and `kind` as for `open`. */
 export type RedisImportOptions = RedisReplaceOptions & { readonly clock?: () => number; readonly kind?: RedisFilterKind }
 
+/** Each filter's store, for {@link storeOf}: the store is no public member of the filter. */
+const stores = new WeakMap<BloomFilter<false>, RedisBitStore>()
+
+/**
+ * The store doing the I/O of `filter` (a `RedisBloomFilter`), for the test suite's direct store
+ * calls (core's `bitStoreSuite` runs on it). Exported from this module only, not from the package:
+ * the command line reads a filter's fill by the public `countSetBits()`. Typed by core's class, so
+ * that tests may pass a filter typed by the package's entry.
+ * @internal
+ */
+export function storeOf(filter: BloomFilter<false>): RedisBitStore {
+  const store = stores.get(filter)
+  if (store === undefined) throw new BloomError('BLOOM_INCOMPATIBLE', 'storeOf: not a RedisBloomFilter')
+  return store
+}
+
 /**
  * A Bloom filter stored in Redis (standalone or Cluster, Redis ≥ 6.2, no modules) under a name,
  * shared by every process that opens that name. Every method returns a Promise.
@@ -53,6 +69,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
     this.shards = shards
     this.redisStore = store
     this.name = shards.names.name
+    stores.set(this, store)
   }
 
   private static async over(shards: ShardGenerations, options: RedisFilterOptions): Promise<RedisBloomFilter> {
@@ -210,11 +227,6 @@ export class RedisBloomFilter extends BloomFilter<false> {
 
   protected override _addMany(keys: Iterable<BloomKey>): Promise<boolean[]> {
     return this.replicaOf === undefined ? super._addMany(keys) : this.replicaOf.addMany(keys)
-  }
-
-  /** The store doing this filter's I/O (core's `bitStoreSuite` runs on it). */
-  get bitStore(): BitStore<false> {
-    return this.redisStore
   }
 
   /** The Redis keys that hold the filter: its meta hash, then each shard's key in shard order (for monitoring and backups). */

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
+import { storeOf } from '../src/redis-bloom-filter.js'
 import { clusterClient, standaloneClient, uniqueName, errorOf, namesOf, PATHS } from './support/clients.js'
 
 const redis = standaloneClient()
@@ -49,5 +50,5 @@ test('a shard key truncated by hand (marker gone) raises BLOOM_DATA_LOST', async
   const filter = await RedisBloomFilter.create(redis, uniqueName('truncated'), { capacity: 1000, errorRate: 0.01, shards: 1 })
   await redis.set(namesOf(filter).shard(0), 'x')
   expect((await errorOf(filter.has('a'))).code).toBe('BLOOM_DATA_LOST')
-  expect((await errorOf(filter.bitStore.readShard(0, 0, 8))).code).toBe("BLOOM_DATA_LOST")
+  expect((await errorOf(storeOf(filter).readShard(0, 0, 8))).code).toBe("BLOOM_DATA_LOST")
 })

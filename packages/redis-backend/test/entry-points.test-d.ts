@@ -39,3 +39,9 @@ test('RedisBloomFilter.open and .import are typed by kind: any class without one
   else if (any.kind === 'counting') expectTypeOf(any).toEqualTypeOf<Redis.RedisCountingFilter>()
   else expectTypeOf(any).toEqualTypeOf<Redis.RedisBloomFilter>()
 })
+
+test('a RedisBloomFilter shows its fill by countSetBits, not by a public store', () => {
+  const filter = {} as Redis.RedisBloomFilter
+  expectTypeOf(filter.countSetBits()).toEqualTypeOf<Promise<number[]>>()
+  expectTypeOf<'bitStore'>().not.toExtend<keyof Redis.RedisBloomFilter>()
+})

@@ -5,6 +5,7 @@ import { expect, test } from 'vitest'
 import { PositionBatch } from '@bloomkit/core/store'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { KeyNames } from '../src/layout/key-names.js'
+import { storeOf } from '../src/redis-bloom-filter.js'
 import type { RedisClient } from '../src/wire/client.js'
 import { bothDeployments, errorOf, namesOf, uniqueName } from './support/clients.js'
 import { allFeeds, feedEntries, keyRange } from './support/feeds.js'
@@ -127,7 +128,8 @@ test.each(CLIENTS)('every replacement resets each shard feed in the swap, with t
   const other = await RedisBloomFilter.fromParameters(client, uniqueName('feed-merge'), filter.parameters)
   await other.addMany(keyRange('merged', 0, 50))
   await resetEach('merge', () => filter.merge(other))
-  await resetEach('writeShard', () => filter.bitStore.writeShard(0, 0, new Uint8Array(8)).then(() => filter.bitStore.writeShard(1, 0, new Uint8Array(8))).then(() => filter.bitStore.writeShard(2, 0, new Uint8Array(8))))
+  const store = storeOf(filter)
+  await resetEach('writeShard', () => store.writeShard(0, 0, new Uint8Array(8)).then(() => store.writeShard(1, 0, new Uint8Array(8))).then(() => store.writeShard(2, 0, new Uint8Array(8))))
 
   // New parameters: the new filter's shards are other keys; their feeds start reset, the old ones' go.
   const wider = await RedisBloomFilter.fromParameters(client, uniqueName('feed-wider'), { ...filter.parameters, shards: 5, bits: filter.parameters.bits / 3 * 5 })
@@ -199,7 +201,7 @@ test('a batch whose hash pairs were not filled is refused by a filter with a fee
   const batch = new PositionBatch(1, filter.parameters.hashes)
   batch.positions.set(Array.from({ length: filter.parameters.hashes }, (_, i) => i * 3))
   batch.size = 1
-  const error = await errorOf(filter.bitStore.setBits(batch, new Uint8Array(1)))
+  const error = await errorOf(storeOf(filter).setBits(batch, new Uint8Array(1)))
   expect(error.code).toBe('BLOOM_INVALID_PARAMETER')
   expect(error.message).toMatch(/^batch: /)
   expect((await feedEntries(redis, namesOf(filter).feed(0))).map((entry) => entry.kind)).toEqual(['reset'])

@@ -141,18 +141,26 @@ export function bloomFilterSuite(options: BloomFilterSuiteOptions): void {
     await result
   })
 
-  withFilters('estimateCount and errorRate follow the fill; clear empties the filter', async (make) => {
+  withFilters('estimateCount, errorRate and countSetBits follow the fill; clear empties the filter', async (make) => {
     const filter = await make(parameters)
     check((await filter.estimateCount()) === 0, 'an empty filter counts 0')
     check((await filter.errorRate()) === 0, 'an empty filter has no false positives')
+    const empty = await filter.countSetBits()
+    check(empty.length === parameters.shards && empty.every((count) => count === 0), `countSetBits of an empty filter: got ${JSON.stringify(empty)}`)
     const keys = keysOf('c', 400)
     await filter.addMany(keys)
     const count = await filter.estimateCount()
     check(count > 360 && count < 440, `estimateCount after 400 keys: got ${count}`)
     const rate = await filter.errorRate()
     check(rate > 0 && rate < 0.1, `errorRate after 400 keys: got ${rate}`)
+    // Each key sets at most k bits; with 400 keys in this filter, about k per key are new.
+    const set = await filter.countSetBits()
+    const total = set.reduce((sum, bits) => sum + bits, 0)
+    check(set.length === parameters.shards && set.every((bits) => bits > 0), `countSetBits after 400 keys: one count per shard, each above 0; got ${JSON.stringify(set)}`)
+    check(total > 400 * parameters.hashes * 0.8 && total <= 400 * parameters.hashes, `countSetBits after 400 keys: ${total} bits set of at most ${400 * parameters.hashes}`)
     await filter.clear()
     check((await filter.estimateCount()) === 0, 'estimateCount after clear')
+    check((await filter.countSetBits()).every((bits) => bits === 0), 'countSetBits after clear')
     check(!(await filter.hasMany(keys)).some(Boolean), 'no key reads present after clear')
   })
 
@@ -242,6 +250,7 @@ export function bloomFilterSuite(options: BloomFilterSuiteOptions): void {
       ['hasMany', () => filter.hasMany(['k'])],
       ['estimateCount', () => filter.estimateCount()],
       ['errorRate', () => filter.errorRate()],
+      ['countSetBits', () => filter.countSetBits()],
       ['clear', () => filter.clear()],
       ['export', () => filter.export()],
       ['exportChunks', () => filter.exportChunks().next()],
