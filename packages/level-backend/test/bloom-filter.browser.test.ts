@@ -53,6 +53,12 @@ test('creates, fills, reopens and queries a filter in IndexedDB, with a cache sm
 
 test('in the browser too: a missing name is BLOOM_NOT_FOUND, another filter is BLOOM_INCOMPATIBLE, a bad snapshot yields nothing', async () => {
   await expect(LevelBloomFilter.open(nameOf('missing'))).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
+  // Not BLOOM_INCOMPATIBLE "holds a layered filter": opening a name makes an empty IndexedDB database, a manifest's too.
+  for (const kind of ['fixed', 'layered', 'counting'] as const) {
+    const missing = nameOf(`missing-${kind}`)
+    names.push(`${missing}/manifest`)
+    await expect(LevelBloomFilter.open(missing, { kind })).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND' })
+  }
   const name = nameOf('other')
   const filter = await LevelBloomFilter.create(name, { capacity: 1000, errorRate: 0.01 })
   const snapshot = await filter.export()

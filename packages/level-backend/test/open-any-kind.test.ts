@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from 'vitest'
 import { CountingLevelFilter, LayeredLevelFilter, LevelBloomFilter, type LevelFilterKind } from '@bloomkit/level-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
+import { withRaw } from './support/raw-level.js'
 import { tempFolders } from './support/temp-folders.js'
 
 // One front door (issue 21): a service that opens a folder by name need not know whether `create`
@@ -149,6 +150,20 @@ test('a layered filter open in this process is BLOOM_LOCKED for an open of any k
       await held.close()
     }
   }
+})
+
+test('a folder whose layered manifest database is empty (a create a crash cut short) is BLOOM_NOT_FOUND for any kind asked, not "holds a layered filter"', async () => {
+  const folder = folders.path()
+  await withRaw(join(folder, 'manifest'), async () => {})
+  for (const kind of [undefined, 'fixed', 'layered', 'counting'] as const) {
+    await expect(LevelBloomFilter.open(folder, { kind })).rejects.toMatchObject({ code: 'BLOOM_NOT_FOUND', message: `${folder}: no bloomkit filter here (its layered manifest is empty)` })
+  }
+  // And create makes the filter there, as before.
+  const made = await LevelBloomFilter.create(folder, { capacity: 100, errorRate: 0.01, growth: 2 })
+  await made.close()
+  const opened = await LevelBloomFilter.open(folder)
+  expect(opened.kind).toBe('layered')
+  await opened.close()
 })
 
 describe('LevelBloomFilter.import imports whatever export made', () => {

@@ -83,11 +83,25 @@ async function readFilterRecord(where: string, db: Database): Promise<StoredFold
  */
 async function openManifest(where: string, notHere: unknown): Promise<StoredFolder> {
   if (!(notHere instanceof BloomError) || (notHere.code !== 'BLOOM_NOT_FOUND' && notHere.code !== 'BLOOM_CORRUPT_STORE')) throw notHere
+  const manifest = manifestLocation(where)
+  let db: Database
   try {
-    return { kind: 'layered', where, db: await openDatabase(manifestLocation(where), { create: false }) }
+    db = await openDatabase(manifest, { create: false })
   } catch (error) {
     // A manifest another open holds says so; any other failure means no manifest here: the folder's error.
     if (error instanceof BloomError && error.code === 'BLOOM_LOCKED') throw error
     throw notHere
   }
+  let empty = true
+  try {
+    for await (const _ of db.keys({ limit: 1 })) empty = false
+  } catch (error) {
+    await closeDatabase(manifest, db).catch(() => {})
+    throw storeError(manifest, 'cannot be opened', error)
+  }
+  if (!empty) return { kind: 'layered', where, db }
+  // Nothing listed: in browsers, the database IndexedDB made by opening a name that holds nothing; in
+  // Node, a create a crash cut short before its manifest was written.
+  await closeDatabase(manifest, db)
+  throw new BloomError('BLOOM_NOT_FOUND', `${where}: no bloomkit filter here (${notHere.code === 'BLOOM_NOT_FOUND' ? 'the database is empty' : 'its layered manifest is empty'})`)
 }
