@@ -95,6 +95,45 @@ describe('docs/SPEC.md 9.8: the list’s own fields', () => {
     await b.destroy()
   })
 
+  test('a listed layer not yet ready, unlisted (and its filter destroyed) while another process creates it: no filter is left under its name', async () => {
+    const name = uniqueName('strict-unready-unlisted')
+    const creator = await RedisLayeredFilter.create(redis, name, { capacity: 40, errorRate: 0.01, growth: 2, seed: 4 })
+    // A grower listed layer 1 and died before creating its filter (the spec's writer, its filter removed again).
+    const version = String(await redis.hget(`${name}:meta`, 'version'))
+    expect(await spec.growLayer(redis, await spec.openLayered(redis, name), version, { window: 0, index: 0, capacity: 40 }, Date.now(), false)).toBe(1)
+    await RedisBloomFilter.destroy(redis, `${name}:L1`)
+    // B reads the list and layer 1's missing ready:1 in one HMGET; before B creates the layer, a
+    // third process opens the filter (creating layer 1), clears it (unlisting and destroying layer 1).
+    const client = standaloneClient()
+    const send = client.sendCommand.bind(client)
+    let cleared = false
+    const spy = vi.spyOn(client, 'sendCommand').mockImplementation((command: Command, stream?: unknown) => {
+      const sent = send(command, stream as never)
+      if (cleared || command.name !== 'hmget' || !command.args.some((arg) => String(arg) === 'ready:1')) return sent
+      cleared = true
+      return (sent as Promise<unknown>).then(async (reply) => {
+        const third = await RedisLayeredFilter.open(redis, name)
+        await third.clear()
+        await third.close()
+        return reply
+      }) as never
+    })
+    const b = await RedisLayeredFilter.open(client, name)
+    spy.mockRestore()
+    expect(cleared).toBe(true)
+    // Layer 1 is no longer listed: whatever B created for it would stay in Redis forever (a scalable layer has no TTL).
+    expect(spec.parseLayers(String(await redis.hget(`${name}:meta`, 'layers'))).map((entry) => entry.id)).toEqual([2])
+    expect(await redis.exists(`${name}:L1:meta`)).toBe(0)
+    expect(await redis.keys(`${name}:L1:*`)).toEqual([])
+    expect(await redis.hget(`${name}:meta`, 'ready:1')).toBeNull()
+    // B goes on from the list as it is now.
+    expect(await b.addMany(keys('after', 10))).toEqual(Array(10).fill(true))
+    expect((await b.layers()).map((layer) => layer.count)).toEqual([10])
+    await b.close()
+    await client.quit()
+    await creator.destroy()
+  })
+
   test('a layer whose count is above its capacity (a rebuilt layer that writers filled meanwhile) is full: the next add grows a layer', async () => {
     const name = uniqueName('strict-over-capacity')
     const filter = await RedisLayeredFilter.create(redis, name, { capacity: 40, errorRate: 0.01, growth: 2, seed: 4 })

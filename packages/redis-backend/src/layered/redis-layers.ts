@@ -13,7 +13,6 @@ import { probeReplicas, replicatedLayers } from '../replica/layer-replicas.js'
 import { createLayer, openLayer, type LayerSettings, type RedisLayer } from './redis-layer.js'
 
 const { layerParameters, maxWindow } = layerPolicies
-
 const { layerBatch } = layeredBatch
 
 /** Batches of at most this many keys (single calls) ask every layer in the one script: one command per check. */
@@ -370,12 +369,21 @@ export class RedisLayers implements LayerStorage<false> {
     })
   }
 
-  /** Creates (or opens, if another writer did) the filter of a listed layer, then marks it ready. */
+  /**
+   * Creates (or opens, if another writer did) the filter of a listed layer and marks it ready. One
+   * unlisted meanwhile (docs/SPEC.md 9.8 step 4) is deleted again, by the keys it was made with,
+   * and is `BLOOM_NOT_FOUND`: the caller goes on from the list as it is now.
+   */
   private async makeLayer(entry: LayerEntry, parameters: FilterParameters): Promise<RedisLayer> {
     const ttlSeconds = this.policy.kind === 'rotating' ? this.layerTtlSeconds(entry) : await this.metaTtlSeconds()
     const layer = await createLayer(this.layerSettings, entry, parameters, { ttlSeconds })
     await this.call(this.client.hset(this.meta, `ready:${entry.id}`, '1'), 'create layer')
-    return layer
+    const listed = parseEntries((await this.call(this.client.hget(this.meta, 'layers'), 'create layer')) ?? '')
+    if (listed.some((listedEntry) => listedEntry.id === entry.id)) return layer
+    await layer.close()
+    await layer.shards.deleteAll()
+    await this.call(this.client.hdel(this.meta, `ready:${entry.id}`), 'create layer')
+    throw new BloomError('BLOOM_NOT_FOUND', `filter "${this.name}": its layer ${layer.name} was unlisted while it was being created`)
   }
 
   /** The TTL a scalable filter's meta has now (set by setTtl), for a layer created later; undefined for none. */

@@ -27,6 +27,7 @@ export interface RedisClient {
   hget(key: RedisKey, field: string): Promise<string | null>
   hset(key: RedisKey, ...fieldsAndValues: Array<string | number>): Promise<number>
   hincrby(key: RedisKey, field: string, increment: number): Promise<number>
+  hdel(key: RedisKey, ...fields: string[]): Promise<number>
   del(...keys: RedisKey[]): Promise<number>
   exists(...keys: RedisKey[]): Promise<number>
   unlink(...keys: RedisKey[]): Promise<number>
