@@ -80,7 +80,7 @@ export class CountingBloomFilter<Sync extends boolean = boolean> extends BloomFi
     this.removeOp = (batch, out) => store.removeBits(batch, out)
   }
 
-  /** The store holding the counters (per-shard counts for tools such as the command line's `inspect`). */
+  /** The store holding the counters. (The non-zero counters of each shard, as the command line's `inspect` shows them: {@link countSetBits}.) */
   get counterStore(): CounterStore<Sync> {
     return this.counters
   }
