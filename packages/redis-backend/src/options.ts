@@ -1,7 +1,7 @@
 import { checkInteger, checkOptionNames, checkParameters, invalidParameter, optionChecks, shardBitsOf } from '@bloomkit/core/store'
 import { BloomError, sizeFilter, type FilterParameters, type FilterParametersInput, type SizingOptions } from '@bloomkit/core'
 import { DEFAULT_FEED_LENGTH, MAX_FEED_LENGTH } from './layout/feed.js'
-import { replicaSettingsOf, type ReplicaOptions } from './replica/replica-options.js'
+import { replicaSettingsOf, type ReplicaOptions, type ReplicaSettings } from './replica/replica-options.js'
 
 const { checkBoolean } = optionChecks
 
@@ -161,30 +161,71 @@ const REDIS_OPTIONS = Object.keys(
   } satisfies Record<keyof RedisReplaceOptions, true>,
 )
 
+/** How a filter's batches reach Redis: {@link RedisStoreOptions} checked, with every default filled in. */
+export interface StoreSettings {
+  readonly keysPerCommand: number
+  /** 0: never a whole shard. */
+  readonly scanBytesPerKey: number
+  readonly blockReads: boolean
+  readonly batchConnection: boolean
+  /** Milliseconds. */
+  readonly coalesceWait: number
+}
+
+/** The defaults of {@link RedisStoreOptions}. */
+export const DEFAULT_STORE_SETTINGS: StoreSettings = { keysPerCommand: 512, scanBytesPerKey: 512, blockReads: true, batchConnection: true, coalesceWait: DEFAULT_COALESCE_WAIT_MS }
+
 /**
- * Checks the options of any Redis call, the backend's one place for it: core's checks of the
- * object, its names (a typo such as `capcity` would otherwise leave a default in place) and own
- * properties, and the values of core's options; then the values of the backend's own options, even
- * where this call does not use them (an open's `ttl`). Every entry checks against all the backend's
- * names, not its own subset: one call's options are passed on to another (create opens, a layered
- * filter imports its layers), and a LevelDB-only option such as `cacheBytes` is still refused.
+ * The options of a Redis call, checked once by {@link checkRedisOptions} and resolved with their
+ * defaults: what the layers below the public methods receive (as LevelDB's `StoreSettings`), so
+ * that none reads an options object again.
+ */
+export interface RedisSettings {
+  /** Each command's bound, in ms (Infinity: the client's own). */
+  readonly timeout: number
+  /** How long open and create wait for a filter another process is creating or importing, in ms. */
+  readonly lockWait: number
+  /** A new filter's TTL in ms; 0 for none. */
+  readonly ttlMs: number
+  /** A new filter's feed length (`feed`, `feedLength`, implied by `replica`); 0 for no feed. */
+  readonly feedLength: number
+  /** The replica asked for, or undefined for none. */
+  readonly replica: ReplicaSettings | undefined
+  readonly store: StoreSettings
+  readonly replaceParameters: boolean
+  readonly force: boolean
+}
+
+/**
+ * Checks the options of any Redis call, the backend's one place for it, and resolves them: core's
+ * checks of the object, its names (a typo such as `capcity` would otherwise leave a default in
+ * place) and own properties, and the values of core's options; then the values of the backend's own
+ * options, even where this call does not use them (an open's `ttl`). Every entry checks against all
+ * the backend's names, not its own subset: a LevelDB-only option such as `cacheBytes` is refused.
  * @throws BloomError `BLOOM_INVALID_PARAMETER` naming the option and its allowed range.
  */
-export function checkRedisOptions(call: string, options: unknown): void {
+export function checkRedisOptions(call: string, options: unknown): RedisSettings {
   checkOptionNames(call, options, ['sizing', 'layered', 'counting', 'kind'], REDIS_OPTIONS)
   const { timeout, keysPerCommand, scanBytesPerKey, lockWait, coalesceWait, blockReads, batchConnection, ttl, replaceParameters, force } = options as RedisReplaceOptions
-  if (timeout !== undefined && timeout !== Infinity) checkInteger('timeout', timeout, 1, 2 ** 31 - 1)
-  if (keysPerCommand !== undefined) checkInteger('keysPerCommand', keysPerCommand, 1, 65_536)
-  if (scanBytesPerKey !== undefined) checkInteger('scanBytesPerKey', scanBytesPerKey, 0, 2 ** 31 - 1)
-  if (lockWait !== undefined) checkInteger('lockWait', lockWait, 0, 2 ** 31 - 1)
-  if (coalesceWait !== undefined) checkInteger('coalesceWait', coalesceWait, 0, 1000)
-  if (ttl !== undefined) checkInteger('ttl', ttl, 1, 2 ** 31 - 1)
-  if (blockReads !== undefined) checkBoolean('blockReads', blockReads)
-  if (batchConnection !== undefined) checkBoolean('batchConnection', batchConnection)
-  if (replaceParameters !== undefined) checkBoolean('replaceParameters', replaceParameters)
-  if (force !== undefined) checkBoolean('force', force)
-  feedLengthOf(options as RedisFeedOptions & RedisFilterOptions)
+  const integer = (name: string, value: number | undefined, min: number, max: number, fallback: number) => (value === undefined ? fallback : checkInteger(name, value, min, max))
+  const flag = (name: string, value: boolean | undefined, fallback: boolean) => (value === undefined ? fallback : checkBoolean(name, value))
+  const defaults = DEFAULT_STORE_SETTINGS
+  // In the order the checks have always run, so that of two bad options the same one is named.
+  const timeoutMs = timeout === Infinity ? Infinity : integer('timeout', timeout, 1, 2 ** 31 - 1, DEFAULT_TIMEOUT_MS)
+  const perCommand = integer('keysPerCommand', keysPerCommand, 1, 65_536, defaults.keysPerCommand)
+  const scanBytes = integer('scanBytesPerKey', scanBytesPerKey, 0, 2 ** 31 - 1, defaults.scanBytesPerKey)
+  const lockWaitMs = integer('lockWait', lockWait, 0, 2 ** 31 - 1, DEFAULT_LOCK_WAIT_MS)
+  const coalesceMs = integer('coalesceWait', coalesceWait, 0, 1000, defaults.coalesceWait)
+  const ttlMs = integer('ttl', ttl, 1, 2 ** 31 - 1, 0) * 1000
+  const store = { keysPerCommand: perCommand, scanBytesPerKey: scanBytes, coalesceWait: coalesceMs, blockReads: flag('blockReads', blockReads, defaults.blockReads), batchConnection: flag('batchConnection', batchConnection, defaults.batchConnection) }
+  const replacing = flag('replaceParameters', replaceParameters, false)
+  const forced = flag('force', force, false)
+  const { feedLength, replica } = feedOf(options as RedisFeedOptions & RedisFilterOptions)
+  return { timeout: timeoutMs, lockWait: lockWaitMs, ttlMs, feedLength, replica, store, replaceParameters: replacing, force: forced }
 }
+
+/** The default of {@link RedisFilterOptions.lockWait}, in milliseconds. */
+export const DEFAULT_LOCK_WAIT_MS = 60_000
 
 /** The names of {@link RebuildOptions}. */
 const REBUILD_OPTIONS = Object.keys({ force: true } satisfies Record<keyof RebuildOptions, true>)
@@ -199,51 +240,42 @@ export function checkRebuildOptions(options: RebuildOptions): { readonly force: 
 }
 
 /**
- * The feed a new filter gets from `feed` and `feedLength` (checked): its length, 0 for none.
- * @throws BloomError `BLOOM_INVALID_PARAMETER` for a `feed` that is not a boolean, a `feedLength`
- *   out of range or without `feed: true`.
+ * The feed a new filter gets from `feed` and `feedLength` (checked): its length, 0 for none; and
+ * the replica asked for, which implies a feed.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` for a `feed` that is not a boolean, a bad `replica`,
+ *   a `feedLength` out of range or without `feed: true`.
  */
-export function feedLengthOf(options: RedisFeedOptions & Pick<RedisFilterOptions, 'replica'>): number {
+function feedOf(options: RedisFeedOptions & Pick<RedisFilterOptions, 'replica'>): { readonly feedLength: number; readonly replica: ReplicaSettings | undefined } {
   const { feed, feedLength } = options
   if (feed !== undefined) checkBoolean('feed', feed)
   // A replica follows the feed: asking for one asks for the feed, unless feed: false says otherwise.
-  const replica = replicaSettingsOf(options.replica) !== undefined
-  if (replica && feed === false) throw new BloomError('BLOOM_INVALID_PARAMETER', 'replica: a replica follows the filter\'s feed; leave feed out (replica implies feed: true), or drop replica')
-  const fed = feed === true || replica
+  const replica = replicaSettingsOf(options.replica)
+  if (replica !== undefined && feed === false) throw new BloomError('BLOOM_INVALID_PARAMETER', 'replica: a replica follows the filter\'s feed; leave feed out (replica implies feed: true), or drop replica')
+  const fed = feed === true || replica !== undefined
   if (feedLength !== undefined) {
     if (!fed) throw new BloomError('BLOOM_INVALID_PARAMETER', `feedLength is the length of the filter's feed: pass it with feed: true (got feed ${String(feed)})`)
     checkInteger('feedLength', feedLength, 1, MAX_FEED_LENGTH)
   }
-  return fed ? (feedLength ?? DEFAULT_FEED_LENGTH) : 0
+  return { feedLength: fed ? (feedLength ?? DEFAULT_FEED_LENGTH) : 0, replica }
 }
 
 /**
  * Refuses `feed: true` for a counting filter: a remove clears counters, which an entry of keys
  * added cannot say (it would need entries of its own), and a replica of a counting filter would
  * hold 4× the bits of a plain one.
- * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `feed`.
+ * @throws BloomError `BLOOM_INVALID_PARAMETER` naming `replica` or `feed`.
  */
-export function refuseFeed(options: RedisFeedOptions & Pick<RedisFilterOptions, 'replica'>): void {
-  if (replicaSettingsOf(options.replica) !== undefined) {
+export function refuseFeed(settings: Pick<RedisSettings, 'replica' | 'feedLength'>): void {
+  if (settings.replica !== undefined) {
     throw new BloomError('BLOOM_INVALID_PARAMETER', 'replica: a counting filter has no replica (it has no feed: a remove would need entries of its own, and its counters take 4× the bits); leave replica out, or use a plain filter')
   }
-  if (feedLengthOf(options) > 0) {
+  if (settings.feedLength > 0) {
     throw new BloomError('BLOOM_INVALID_PARAMETER', 'feed: a counting filter has no feed (a remove would need entries of its own, and a replica of one would hold 4× the bits); leave feed out, or use a plain filter')
   }
 }
 
 /** The default of {@link RedisStoreOptions.timeout}, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 5000
-
-/** The `timeout` option (checked by {@link checkRedisOptions}), or its default. */
-export function timeoutOf(options: RedisStoreOptions): number {
-  return options.timeout ?? DEFAULT_TIMEOUT_MS
-}
-
-/** The `ttl` option (checked by {@link checkRedisOptions}) in milliseconds, 0 for none. */
-export function ttlMsOf(options: RedisNewFilterOptions): number {
-  return options.ttl === undefined ? 0 : options.ttl * 1000
-}
 
 /** Core's parameter checks, plus the shard size a Redis string can hold. */
 export function checkRedisParameters(parameters: FilterParametersInput, counterBits = 0): FilterParameters {

@@ -9,7 +9,7 @@ import { abandon, lockMeta, readMeta, unlockMeta } from './layout/meta-lock.js'
 import { readStoredFilter, type RedisFilterKind } from './layout/stored-filter.js'
 import type { FilterMeta } from './layout/meta.js'
 import { checkClient, type RedisClient } from './wire/client.js'
-import { checkRedisOptions, checkRebuildOptions, sizeRedisFilter, timeoutOf, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from './options.js'
+import { checkRedisOptions, checkRebuildOptions, sizeRedisFilter, type RebuildOptions, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions, type RedisSettings } from './options.js'
 import { rebuild } from './operations/rebuild.js'
 import { destroyFilter } from './operations/destroy.js'
 import { RedisBitStore } from './bits/redis-bit-store.js'
@@ -63,8 +63,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
   /** The replica answering `has` when opened with `replica` (docs/SPEC.md 9.13). */
   private replicaOf: Replica | undefined
 
-  private constructor(shards: ShardGenerations, options: RedisFilterOptions, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
-    const store = new RedisBitStore(shards, options)
+  private constructor(shards: ShardGenerations, settings: RedisSettings, hasher: Awaited<ReturnType<typeof createKeyHasher>>) {
+    const store = new RedisBitStore(shards, settings.store)
     super(store, hasher)
     this.shards = shards
     this.redisStore = store
@@ -72,9 +72,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
     stores.set(this, store)
   }
 
-  private static async over(shards: ShardGenerations, options: RedisFilterOptions): Promise<RedisBloomFilter> {
-    const filter = new RedisBloomFilter(shards, options, await createKeyHasher(shards.parameters.seed))
-    const replica = await startReplica(shards, filter.redisStore, filter.hasher, options.replica)
+  /** The filter over its shards, with the options its public method checked into `settings`. */
+  private static async over(shards: ShardGenerations, settings: RedisSettings): Promise<RedisBloomFilter> {
+    const filter = new RedisBloomFilter(shards, settings, await createKeyHasher(shards.parameters.seed))
+    const replica = await startReplica(shards, filter.redisStore, filter.hasher, settings.replica)
     if (replica !== undefined) {
       filter.replicaOf = replica
       filter.redisStore.onClose(() => replica.close())
@@ -103,19 +104,19 @@ export class RedisBloomFilter extends BloomFilter<false> {
     name: string,
     options: RedisCreateOptions | LayeredRedisOptions | (RedisCreateOptions & { readonly counting: true }),
   ): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
-    checkRedisOptions('RedisBloomFilter.create', options)
+    const settings = checkRedisOptions('RedisBloomFilter.create', options)
     // With `counting: true`, a counting filter (counting/redis-counting-filter.ts), which refuses `growth` and
     // `window`. (`counting` is a boolean by now: checkRedisOptions refused 1, 'yes' and null.)
     if ((options as { counting?: boolean }).counting === true) {
-      return RedisCountingFilter.create(redis, name, options as RedisCreateOptions)
+      return RedisCountingFilter.createWith(redis, name, options as RedisCreateOptions, settings)
     }
     // With `growth` or `window`, a layered filter (layered/layered-redis-filter.ts).
-    if (isLayeredOptions(options)) return LayeredRedisFilter.create(redis, name, options)
+    if (isLayeredOptions(options)) return LayeredRedisFilter.createWith(redis, name, options, settings)
     // Without a seed, a random one (keyed hashing); a filter already under the name is opened with its own.
     // A filter an earlier release sized for the same options is adopted as it is (earlierSizeFilter).
     optionChecks.checkCreateKind(options, 'fixed')
     const { parameters, seeded, earlier } = newFilterParameters(options, (o) => sizeRedisFilter(o), (o) => sizeRedisFilter(o, 0, earlierSizeFilter))
-    return RedisBloomFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded, earlier, counterBits: 0 }), options)
+    return RedisBloomFilter.over(await createOrOpenShardFilter({ redis, name, parameters, settings, seeded, earlier, counterBits: 0 }), settings)
   }
 
   /**
@@ -124,8 +125,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
    */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisBloomFilter> {
     checkOptionNames('RedisBloomFilter.fromParameters', parameters, ['parameters'])
-    checkRedisOptions('RedisBloomFilter.fromParameters', options)
-    return RedisBloomFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded: true, counterBits: 0 }), options)
+    const settings = checkRedisOptions('RedisBloomFilter.fromParameters', options)
+    return RedisBloomFilter.over(await createOrOpenShardFilter({ redis, name, parameters, settings, seeded: true, counterBits: 0 }), settings)
   }
 
   /**
@@ -146,15 +147,15 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static open(redis: RedisClient, name: string, options: RedisOpenOptions & { readonly kind: 'counting' }): Promise<RedisCountingFilter>
   static open(redis: RedisClient, name: string, options?: RedisOpenOptions): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter>
   static async open(redis: RedisClient, name: string, options: RedisOpenOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
-    checkRedisOptions('RedisBloomFilter.open', options)
+    const settings = checkRedisOptions('RedisBloomFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
-    const timeout = timeoutOf(options)
+    const { timeout, lockWait } = settings
     // The meta read once, its kind decided from it (options.kind was checked by checkRedisOptions).
-    const stored = await readStoredFilter(client, name, { timeout, lockWait: options.lockWait ?? 60_000, asked: options.kind })
-    if (stored.kind === 'layered') return LayeredRedisFilter.over(client, name, stored.fields, options)
-    if (stored.kind === 'counting') return RedisCountingFilter.fromMeta(client, name, stored.meta, options)
-    return RedisBloomFilter.over(await openShardFilter(client, name, stored.meta, { timeout }), options)
+    const stored = await readStoredFilter(client, name, { timeout, lockWait, asked: options.kind })
+    if (stored.kind === 'layered') return LayeredRedisFilter.over(client, name, stored.fields, settings, options.clock)
+    if (stored.kind === 'counting') return RedisCountingFilter.fromMeta(client, name, stored.meta, settings)
+    return RedisBloomFilter.over(await openShardFilter(client, name, stored.meta, { timeout }), settings)
   }
 
   /**
@@ -179,14 +180,14 @@ export class RedisBloomFilter extends BloomFilter<false> {
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions & { readonly kind: 'counting' }): Promise<RedisCountingFilter>
   static import(redis: RedisClient, name: string, snapshot: SnapshotSource, options?: RedisImportOptions): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter>
   static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisImportOptions = {}): Promise<RedisBloomFilter | LayeredRedisFilter | RedisCountingFilter> {
-    checkRedisOptions('RedisBloomFilter.import', options)
+    const settings = checkRedisOptions('RedisBloomFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
     const kind = options.kind // checked by checkRedisOptions
     const { kind: found, source } = await peekKind(snapshot, kind)
-    if (found === 'layered') return LayeredRedisFilter.import(client, name, await wholeSnapshot(source), options)
-    if (found === 'counting') return RedisCountingFilter.import(client, name, source, options)
-    return RedisBloomFilter.over(await importSnapshot(client, name, source, options), options)
+    if (found === 'layered') return LayeredRedisFilter.importWith(client, name, await wholeSnapshot(source), settings, options.clock)
+    if (found === 'counting') return RedisCountingFilter.importWith(client, name, source, settings)
+    return RedisBloomFilter.over(await importSnapshot(client, name, source, settings), settings)
   }
 
   /**
@@ -198,10 +199,10 @@ export class RedisBloomFilter extends BloomFilter<false> {
    * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` (a filter of a later store format: destroy it with that release), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
-    checkRedisOptions('RedisBloomFilter.destroy', options)
+    const { timeout } = checkRedisOptions('RedisBloomFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
-    return destroyFilter(client, name, timeoutOf(options))
+    return destroyFilter(client, name, timeout)
   }
 
   /**

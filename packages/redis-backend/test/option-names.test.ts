@@ -66,3 +66,42 @@ test('open, import, destroy, fromParameters and rebuild refuse unknown names and
   await again.close()
   await filter.destroy()
 })
+
+/** `options` behind a Proxy that counts each read of a backend option (what `checkRedisOptions` resolves). */
+function counted<T extends object>(options: T): { options: T; reads: Map<string, number> } {
+  const reads = new Map<string, number>()
+  const watched = ['timeout', 'lockWait', 'keysPerCommand', 'scanBytesPerKey', 'blockReads', 'batchConnection', 'coalesceWait', 'ttl', 'feed', 'feedLength', 'replica', 'replaceParameters', 'force']
+  const proxy = new Proxy(options, {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && watched.includes(key)) reads.set(key, (reads.get(key) ?? 0) + 1)
+      return Reflect.get(target, key, receiver) as unknown
+    },
+  })
+  return { options: proxy, reads }
+}
+
+test('a call reads each backend option once, where its options are checked and resolved; the layers below receive the settings (issue 34 item 2)', async () => {
+  const store = { timeout: 4000, lockWait: 1000, keysPerCommand: 256, scanBytesPerKey: 0, blockReads: true, batchConnection: false, coalesceWait: 0 }
+  const fixed = await RedisBloomFilter.create(redis, uniqueName('settings-fixed'), { capacity: 100, errorRate: 0.01 })
+  const counting = await RedisCountingFilter.create(redis, uniqueName('settings-counting'), { capacity: 100, errorRate: 0.01 })
+  const layered = await RedisBloomFilter.create(redis, uniqueName('settings-layered'), { capacity: 100, errorRate: 0.01, growth: 2 })
+  await layered.addMany(Array.from({ length: 300 }, (_, i) => `k:${i}`))
+  const sizing = { capacity: 100, errorRate: 0.01 }
+  const calls: Array<[string, object, (options: never) => Promise<{ close(): Promise<void> }>]> = [
+    ['open of a fixed filter', {}, (options) => RedisBloomFilter.open(redis, fixed.name, options)],
+    ['open of a counting filter', {}, (options) => RedisBloomFilter.open(redis, counting.name, options)],
+    ['open of a layered filter (its layers opened too)', {}, (options) => RedisBloomFilter.open(redis, layered.name, options)],
+    ['create of a fixed filter', sizing, (options) => RedisBloomFilter.create(redis, uniqueName('settings-new-fixed'), options)],
+    ['create of a counting filter through the front door', { ...sizing, counting: true }, (options) => RedisBloomFilter.create(redis, uniqueName('settings-new-counting'), options)],
+    ['create of a layered filter through the front door', { ...sizing, growth: 2 }, (options) => RedisBloomFilter.create(redis, uniqueName('settings-new-layered'), options)],
+    ['import of a counting snapshot through the front door', {}, async (options) => RedisBloomFilter.import(redis, uniqueName('settings-import'), await counting.export(), options)],
+  ]
+  for (const [what, extra, call] of calls) {
+    const { options, reads } = counted({ ...store, ...extra })
+    const made = await call(options as never)
+    expect(Object.fromEntries(reads), what).toEqual(Object.fromEntries([...reads.keys()].map((key) => [key, 1])))
+    expect(reads.get('timeout'), what).toBe(1)
+    await made.close()
+  }
+  await Promise.all([fixed.destroy(), counting.destroy(), layered.destroy()])
+})

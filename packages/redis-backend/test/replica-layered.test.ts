@@ -81,3 +81,21 @@ test('a replica of a rotating filter finds keys added in the current window by a
   await replica.close()
   await direct.destroy()
 })
+
+test('import of a layered snapshot with replica (which implies feed: true) gives every layer a feed, as its meta says, and answers through the replica (standalone)', async () => {
+  const source = await RedisBloomFilter.create(redis, uniqueName('replica-layered-source'), { capacity: 100, errorRate: 0.01, growth: 2, seed: 5 })
+  await source.addMany(keyRange('s', 0, 400))
+  const name = uniqueName('replica-layered-import')
+  const imported = await RedisBloomFilter.import(redis, name, await source.export(), { kind: 'layered', replica: true })
+  const layers = await imported.layers()
+  expect(layers.length).toBeGreaterThan(1)
+  // An import lists its layers as 1 … n.
+  for (let id = 1; id <= layers.length; id++) {
+    const fed = await RedisBloomFilter.open(redis, `${name}:L${id}`, { kind: 'fixed' })
+    expect(fed.feedLength, `layer ${id}`).toBe(1024)
+    await fed.close()
+  }
+  expect((await imported.hasMany(keyRange('s', 0, 400))).every(Boolean)).toBe(true)
+  await imported.close()
+  await Promise.all([source.destroy(), RedisBloomFilter.destroy(redis, name)])
+})

@@ -10,7 +10,7 @@ import { NO_CONNECTION, type BitOperation, type Part } from './parts.js'
 import { resetValue } from '../layout/feed.js'
 import { IO_CHUNK_BYTES, readInSteps, writeInSteps, type Generation, type ShardGenerations } from '../layout/shard-generations.js'
 import { corkWrites, isCluster, masterOfSlot } from '../wire/client.js'
-import { DEFAULT_COALESCE_WAIT_MS, type RedisStoreOptions } from '../options.js'
+import { DEFAULT_STORE_SETTINGS, type StoreSettings } from '../options.js'
 import { COUNT_SHARD, OR_SHARD, READ_SHARD, WRITE_SHARD } from './bit-scripts.js'
 import { MAX_SCAN_BYTES, orWhole, readWhole } from './whole-shard.js'
 
@@ -37,7 +37,7 @@ export class RedisBitStore implements BitStore<false> {
   readonly parameters: FilterParameters
   private readonly shards: ShardGenerations
   private readonly generation: Generation
-  private readonly options: RedisStoreOptions
+  private readonly settings: StoreSettings
   private readonly keysPerCommand: number
   /** The fewest keys of a batch in one shard for which it reads or ORs the whole shard. */
   private readonly scanMinKeys: number
@@ -68,26 +68,29 @@ export class RedisBitStore implements BitStore<false> {
   /** What else closes with the store (a replica's follower). */
   private readonly closing: Array<() => void> = []
 
-  /** @param generation 'next' for the store a rebuild fills. */
-  constructor(shards: ShardGenerations, options: RedisStoreOptions = {}, generation: Generation = 'live') {
+  /**
+   * @param settings The store options, checked and resolved by the public method that opened the filter.
+   * @param generation 'next' for the store a rebuild fills.
+   */
+  constructor(shards: ShardGenerations, settings: StoreSettings = DEFAULT_STORE_SETTINGS, generation: Generation = 'live') {
     this.shards = shards
     this.parameters = shards.parameters
-    this.options = options
+    this.settings = settings
     this.generation = generation
-    this.keysPerCommand = options.keysPerCommand ?? 512
-    const scanBytesPerKey = options.scanBytesPerKey ?? 512
+    this.keysPerCommand = settings.keysPerCommand
+    const { scanBytesPerKey } = settings
     this.scanMinKeys = scanBytesPerKey === 0 || shards.shardBytes + 4 > MAX_SCAN_BYTES ? Infinity : Math.ceil(shards.shardBytes / scanBytesPerKey)
-    this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && options.blockReads !== false
+    this.blockReads = generation === 'live' && shards.parameters.layout === 'blocked' && settings.blockReads
     this.fed = generation === 'live' && shards.feedLength > 0
     this.crossShardCalls = !isCluster(shards.client)
-    this.direct = generation === 'live' && options.batchConnection !== false ? new DirectBatches(shards, BatchConnections.of(shards.client), this.keysPerCommand) : undefined
-    const waitMs = options.coalesceWait ?? DEFAULT_COALESCE_WAIT_MS
+    this.direct = generation === 'live' && settings.batchConnection ? new DirectBatches(shards, BatchConnections.of(shards.client), this.keysPerCommand) : undefined
+    const waitMs = settings.coalesceWait
     this.coalesced = { add: new Coalescer((batch, out) => this.run('add', batch, out), waitMs), has: new Coalescer((batch, out) => this.run('has', batch, out), waitMs) }
   }
 
   /** The store that writes the next generation's keys, as a rebuild does. */
   nextGeneration(): RedisBitStore {
-    return new RedisBitStore(this.shards, this.options, 'next')
+    return new RedisBitStore(this.shards, this.settings, 'next')
   }
 
   setBits(batch: PositionBatch, out: Uint8Array): Promise<void> {

@@ -7,7 +7,7 @@ import { checkName } from '../layout/key-names.js'
 import { readMeta, readSettledMeta } from '../layout/meta-lock.js'
 import type { FilterMeta } from '../layout/meta.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
-import { checkRedisOptions, refuseFeed, sizeRedisFilter, timeoutOf, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions } from '../options.js'
+import { checkRedisOptions, refuseFeed, sizeRedisFilter, type RedisCreateOptions, type RedisFilterOptions, type RedisReplaceOptions, type RedisNewFilterOptions, type RedisSettings } from '../options.js'
 import { RedisCounterStore } from './redis-counter-store.js'
 
 /** Bits per counter in Redis: `BITFIELD … u4`. */
@@ -52,21 +52,25 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    *   filter, or other parameters), `BLOOM_LOCKED`, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(redis: RedisClient, name: string, options: RedisCreateOptions): Promise<RedisCountingFilter> {
-    checkRedisOptions('RedisCountingFilter.create', options)
+    return RedisCountingFilter.createWith(redis, name, options, checkRedisOptions('RedisCountingFilter.create', options))
+  }
+
+  /** @internal {@link create} with its options checked once, into `settings` (also `RedisBloomFilter.create`'s way in). */
+  static async createWith(redis: RedisClient, name: string, options: RedisCreateOptions, settings: RedisSettings): Promise<RedisCountingFilter> {
     optionChecks.checkCountingCreate(options)
     const { parameters, seeded, earlier } = newFilterParameters(
       options,
       (o) => sizeRedisFilter(o, COUNTER_BITS),
       (o) => sizeRedisFilter(o, COUNTER_BITS, earlierSizeFilter),
     )
-    return RedisCountingFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded, earlier, counterBits: COUNTER_BITS }))
+    return RedisCountingFilter.over(await createOrOpenShardFilter({ redis, name, parameters, settings, seeded, earlier, counterBits: COUNTER_BITS }))
   }
 
   /** Like {@link create}, with explicit parameters. */
   static async fromParameters(redis: RedisClient, name: string, parameters: FilterParametersInput, options: RedisNewFilterOptions = {}): Promise<RedisCountingFilter> {
     checkOptionNames('RedisCountingFilter.fromParameters', parameters, ['parameters'])
-    checkRedisOptions('RedisCountingFilter.fromParameters', options)
-    return RedisCountingFilter.over(await createOrOpenShardFilter({ redis, name, parameters, options, seeded: true, counterBits: COUNTER_BITS }))
+    const settings = checkRedisOptions('RedisCountingFilter.fromParameters', options)
+    return RedisCountingFilter.over(await createOrOpenShardFilter({ redis, name, parameters, settings, seeded: true, counterBits: COUNTER_BITS }))
   }
 
   /**
@@ -75,22 +79,23 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    *   `RedisBloomFilter.open`), and as `RedisBloomFilter.open`.
    */
   static async open(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<RedisCountingFilter> {
-    checkRedisOptions('RedisCountingFilter.open', options)
+    const settings = checkRedisOptions('RedisCountingFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
-    refuseFeed(options)
-    const meta = await readSettledMeta(client, name, timeoutOf(options), options.lockWait ?? 60_000)
+    refuseFeed(settings)
+    const meta = await readSettledMeta(client, name, settings.timeout, settings.lockWait)
     if (meta.counting !== true) throw new BloomError('BLOOM_INCOMPATIBLE', `filter "${name}" is a plain filter, not a counting one: open it with RedisBloomFilter.open`)
-    return RedisCountingFilter.fromMeta(client, name, meta, options)
+    return RedisCountingFilter.fromMeta(client, name, meta, settings)
   }
 
   /**
    * @internal The counting filter whose meta `RedisBloomFilter.open` has read and decoded (it reads
-   * the meta once for every kind): its shards checked against the meta. `options` were checked by the caller.
+   * the meta once for every kind): its shards checked against the meta. The caller checked the
+   * options into `settings`.
    */
-  static async fromMeta(client: RedisClient, name: string, meta: FilterMeta, options: RedisFilterOptions): Promise<RedisCountingFilter> {
-    refuseFeed(options)
-    return RedisCountingFilter.over(await openShardFilter(client, name, meta, { timeout: timeoutOf(options), counterBits: COUNTER_BITS }))
+  static async fromMeta(client: RedisClient, name: string, meta: FilterMeta, settings: RedisSettings): Promise<RedisCountingFilter> {
+    refuseFeed(settings)
+    return RedisCountingFilter.over(await openShardFilter(client, name, meta, { timeout: settings.timeout, counterBits: COUNTER_BITS }))
   }
 
   /**
@@ -99,11 +104,16 @@ export class RedisCountingFilter extends CountingBloomFilter<false> {
    * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` for a plain snapshot, and as `RedisBloomFilter.import`.
    */
   static async import(redis: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions = {}): Promise<RedisCountingFilter> {
-    checkRedisOptions('RedisCountingFilter.import', options)
+    const settings = checkRedisOptions('RedisCountingFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
-    refuseFeed(options)
-    return RedisCountingFilter.over(await importSnapshot(client, name, snapshot, options, { counting: true }))
+    return RedisCountingFilter.importWith(client, name, snapshot, settings)
+  }
+
+  /** @internal {@link import} with the client and name checked and the options checked into `settings` (also `RedisBloomFilter.import`'s way in). */
+  static async importWith(client: RedisClient, name: string, snapshot: SnapshotSource, settings: RedisSettings): Promise<RedisCountingFilter> {
+    refuseFeed(settings)
+    return RedisCountingFilter.over(await importSnapshot(client, name, snapshot, settings, { counting: true }))
   }
 
   /** The Redis keys that hold the filter: its meta hash, then each shard's key. */

@@ -5,9 +5,10 @@ import { runScript } from '../wire/script.js'
 import { checkName, layerName, metaKey } from '../layout/key-names.js'
 import { checkLayeredKind, CREATE_LAYERED, entryText, policyFields, policyOf, verifyLayeredCheck, withLayeredCheck } from './layered-meta.js'
 import { metaFields } from '../layout/meta.js'
+import { notFound } from '../layout/meta-lock.js'
 import { expireShardFilter } from '../layout/shard-filter.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
-import { checkRedisOptions, DEFAULT_SHARD_BITS, feedLengthOf, timeoutOf, type RedisFeedOptions, type RedisFilterOptions } from '../options.js'
+import { checkRedisOptions, DEFAULT_SHARD_BITS, type RedisFeedOptions, type RedisFilterOptions, type RedisSettings } from '../options.js'
 import { destroyLayeredFilter } from '../operations/destroy.js'
 import { importSnapshot } from '../operations/import.js'
 import { RedisLayers } from './redis-layers.js'
@@ -61,14 +62,18 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   or another policy), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async create(redis: RedisClient, name: string, options: LayeredRedisOptions): Promise<LayeredRedisFilter> {
-    checkRedisOptions('LayeredRedisFilter.create', options)
+    return LayeredRedisFilter.createWith(redis, name, options, checkRedisOptions('LayeredRedisFilter.create', options))
+  }
+
+  /** @internal {@link create} with its options checked once, into `settings` (also `RedisBloomFilter.create`'s way in). */
+  static async createWith(redis: RedisClient, name: string, options: LayeredRedisOptions, settings: RedisSettings): Promise<LayeredRedisFilter> {
     optionChecks.checkCreateKind(options, 'layered')
     const client = checkClient(redis)
     checkName(name)
     const policy = layerPolicyOf(options)
-    const feedLength = feedLengthOf(options)
-    await runScript(client, CREATE_LAYERED, [1, metaKey(name), ...withLayeredCheck([...policyFields(policy, feedLength), 'layers', '', 'version', '1', 'nextId', '0'])], timeoutOf(options), `create "${name}"`)
-    const filter = await LayeredRedisFilter.open(client, name, options)
+    const { feedLength } = settings
+    await runScript(client, CREATE_LAYERED, [1, metaKey(name), ...withLayeredCheck([...policyFields(policy, feedLength), 'layers', '', 'version', '1', 'nextId', '0'])], settings.timeout, `create "${name}"`)
+    const filter = await LayeredRedisFilter.openWith(client, name, settings, clockOf(options))
     // A feed asked for must be there (as for a fixed filter); one there is fine without asking.
     if (feedLength > 0 && filter.redis.feedLength === 0) {
       await filter.close()
@@ -89,22 +94,26 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   `BLOOM_UNSUPPORTED_VERSION`, `BLOOM_DATA_LOST` (a listed layer is gone), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async open(redis: RedisClient, name: string, options: LayeredRedisOpenOptions = {}): Promise<LayeredRedisFilter> {
-    checkRedisOptions('LayeredRedisFilter.open', options)
+    const settings = checkRedisOptions('LayeredRedisFilter.open', options)
     const client = checkClient(redis)
     checkName(name)
-    const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeoutOf(options), `open "${name}"`))
-    if (Object.keys(fields).length === 0) throw new BloomError('BLOOM_NOT_FOUND', `no filter named "${name}" in Redis`)
-    return LayeredRedisFilter.over(client, name, fields, options)
+    return LayeredRedisFilter.openWith(client, name, settings, clockOf(options))
   }
 
-  /** The filter over a layered meta hash's `fields`, already read (the front door reads them once). */
-  static async over(client: RedisClient, name: string, fields: Record<string, string>, options: LayeredRedisOpenOptions): Promise<LayeredRedisFilter> {
+  /** {@link open} with its options checked: the meta read once, then {@link over}. */
+  private static async openWith(client: RedisClient, name: string, settings: RedisSettings, clock: (() => number) | undefined): Promise<LayeredRedisFilter> {
+    const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), settings.timeout, `open "${name}"`))
+    if (Object.keys(fields).length === 0) throw notFound(name)
+    return LayeredRedisFilter.over(client, name, fields, settings, clock)
+  }
+
+  /** @internal The filter over a layered meta hash's `fields`, already read (the front door reads them once), with the options checked into `settings`. */
+  static async over(client: RedisClient, name: string, fields: Record<string, string>, settings: RedisSettings, clock: (() => number) | undefined): Promise<LayeredRedisFilter> {
     // docs/SPEC.md 9.8's open steps: the kind and format, then the check, then what the checked fields say.
     checkLayeredKind(name, fields)
     verifyLayeredCheck(name, fields)
     const policy = policyOf(name, fields)
-    const clock = (options as RotatingOptions).clock
-    const storage = new RedisLayers(client, name, policy, options, clock ?? Date.now, fields)
+    const storage = new RedisLayers(client, name, policy, settings, clock ?? Date.now, fields)
     await storage.refresh()
     return new LayeredRedisFilter(storage, await createKeyHasher(policy.seed), clock)
   }
@@ -116,18 +125,22 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    *   (`name` is taken), `BLOOM_STORE_UNAVAILABLE`.
    */
   static async import(redis: RedisClient, name: string, snapshot: Uint8Array, options: LayeredRedisOpenOptions & RedisFeedOptions = {}): Promise<LayeredRedisFilter> {
-    checkRedisOptions('LayeredRedisFilter.import', options)
+    const settings = checkRedisOptions('LayeredRedisFilter.import', options)
     const client = checkClient(redis)
     checkName(name)
+    return LayeredRedisFilter.importWith(client, name, snapshot, settings, clockOf(options))
+  }
+
+  /** @internal {@link import} with the client and name checked and the options checked into `settings` (also `RedisBloomFilter.import`'s way in). */
+  static async importWith(client: RedisClient, name: string, snapshot: Uint8Array, settings: RedisSettings, clock: (() => number) | undefined): Promise<LayeredRedisFilter> {
     const { policy, layers } = decodeLayeredSnapshot(snapshot)
-    const timeout = timeoutOf(options)
+    const { timeout, feedLength } = settings
     const entries = snapshotLayerEntries(policy, layers)
     const taken = await callRedis(client.exists(metaKey(name)), timeout, `import "${name}"`)
     if (Number(taken) === 1) throw new BloomError('BLOOM_INCOMPATIBLE', `import: "${name}" already holds a filter; destroy it first or pick another name`)
-    // With feed: true, every layer gets a feed and the meta format 2 (docs/SPEC.md 9.12).
-    const feedLength = feedLengthOf(options)
+    // With feed: true (or replica, which implies it), every layer gets a feed and the meta format 2 (docs/SPEC.md 9.12).
     for (const [i, layer] of layers.entries()) {
-      await importSnapshot(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...options, replica: undefined, ttl: undefined })
+      await importSnapshot(client, layerName(name, entries[i].id), layerSnapshotOf(snapshot, layer), { ...settings, replica: undefined, ttlMs: 0 })
     }
     const counts = entries.flatMap((entry, i) => [`count:${entry.id}`, String(layers[i].count), `ready:${entry.id}`, '1'])
     await callRedis(
@@ -135,7 +148,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
       timeout,
       `import "${name}"`,
     )
-    return LayeredRedisFilter.open(client, name, options)
+    return LayeredRedisFilter.openWith(client, name, settings, clock)
   }
 
   /**
@@ -147,10 +160,14 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
    * @throws BloomError `BLOOM_INCOMPATIBLE` (`name` is not a layered filter), a layer's error, `BLOOM_STORE_UNAVAILABLE`.
    */
   static async destroy(redis: RedisClient, name: string, options: RedisFilterOptions = {}): Promise<boolean> {
-    checkRedisOptions('LayeredRedisFilter.destroy', options)
+    const { timeout } = checkRedisOptions('LayeredRedisFilter.destroy', options)
     const client = checkClient(redis)
     checkName(name)
-    const timeout = timeoutOf(options)
+    return LayeredRedisFilter.destroyWith(client, name, timeout)
+  }
+
+  /** {@link destroy} with its client, name and options checked. */
+  private static async destroyWith(client: RedisClient, name: string, timeout: number): Promise<boolean> {
     const fields = metaFields(await callRedis(client.hgetall(metaKey(name)), timeout, `destroy "${name}"`))
     if (Object.keys(fields).length === 0) return false
     return destroyLayeredFilter(client, name, fields, timeout)
@@ -210,7 +227,7 @@ export class LayeredRedisFilter extends LayeredFilter<false> {
   /** Deletes the filter from Redis (meta, then every layer) and closes this instance. */
   async destroy(): Promise<void> {
     this.checkOpen()
-    await LayeredRedisFilter.destroy(this.redis.client, this.name, this.redis.options)
+    await LayeredRedisFilter.destroyWith(this.redis.client, this.name, this.redis.settings.timeout)
     await this.close()
   }
 }
@@ -224,3 +241,8 @@ export const RedisLayeredFilter = LayeredRedisFilter
 export type RedisLayeredFilter = LayeredRedisFilter
 /** @deprecated Renamed {@link LayeredRedisOptions}. */
 export type RedisLayeredOptions = LayeredRedisOptions
+
+/** The clock of a rotating filter's options (core checks it), if any. */
+function clockOf(options: LayeredRedisOptions | LayeredRedisOpenOptions): (() => number) | undefined {
+  return (options as RotatingOptions).clock
+}

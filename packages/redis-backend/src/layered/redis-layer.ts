@@ -10,8 +10,9 @@ import { RedisBitStore } from '../bits/redis-bit-store.js'
 import { layerName } from '../layout/key-names.js'
 import { createShardFilter, openFixedShards } from '../layout/shard-filter.js'
 import type { ShardGenerations } from '../layout/shard-generations.js'
-import { checkRedisParameters, type RedisStoreOptions } from '../options.js'
+import { checkRedisParameters, type StoreSettings } from '../options.js'
 import type { Replica } from '../replica/replica.js'
+import type { ReplicaSettings } from '../replica/replica-options.js'
 import { startReplica } from '../replica/start-replica.js'
 import type { RedisClient } from '../wire/client.js'
 
@@ -24,12 +25,12 @@ export interface LayerSettings {
   readonly timeout: number
   /** How long to wait (ms) while another process still creates a layer's filter. */
   readonly lockWait: number
-  /** The options of each layer's bit store (the layered filter's). */
-  readonly storeOptions: RedisStoreOptions
+  /** The settings of each layer's bit store (the layered filter's). */
+  readonly store: StoreSettings
   /** The layered meta's `feedLength`: every layer is created with feeds of it (docs/SPEC.md 9.12); 0 for none. */
   readonly feedLength: number
   /** The `replica` option, when the layered filter was opened with one: each layer gets a replica of its own. */
-  readonly replica?: unknown
+  readonly replica?: ReplicaSettings
 }
 
 /** A listed layer as this process holds it: core's stored layer over the shards of `<name>:L<id>`. */
@@ -106,7 +107,7 @@ export async function createLayer(settings: LayerSettings, entry: LayerEntry, pa
 
 /** A layer over its filter's shards: a bit store, and a replica when the layered filter was opened with one. */
 async function layerOver(settings: LayerSettings, entry: LayerEntry, shards: ShardGenerations): Promise<RedisLayer> {
-  const store = new RedisBitStore(shards, settings.storeOptions)
+  const store = new RedisBitStore(shards, settings.store)
   if (settings.replica === undefined) return new RedisLayer(entry, shards, store, undefined)
   try {
     const replica = await startReplica(shards, store, await createKeyHasher(shards.parameters.seed), settings.replica)

@@ -5,7 +5,7 @@ import { checkLayers, MAX_CHECK_KEYS } from './layered-read.js'
 import { GROW, LAYERED_CHECKED_FIELDS, layeredFeedLength, parseEntries, RESERVE, SETTLE, UNLIST, verifyLayeredCheck } from './layered-meta.js'
 import { badField, storedInteger } from '../layout/stored-numbers.js'
 import { layerName, metaKey } from '../layout/key-names.js'
-import { DEFAULT_SHARD_BITS, timeoutOf, type RedisFilterOptions } from '../options.js'
+import { DEFAULT_SHARD_BITS, type RedisSettings } from '../options.js'
 import { isCluster, type RedisClient } from '../wire/client.js'
 import { runScript } from '../wire/script.js'
 import { destroyFilter } from '../operations/destroy.js'
@@ -67,25 +67,25 @@ export class RedisLayers implements LayerStorage<false> {
     readonly client: RedisClient,
     readonly name: string,
     readonly policy: LayerPolicy,
-    /** Options of each layer's fixed filter. */
-    readonly options: RedisFilterOptions,
+    /** The layered filter's options, checked and resolved once by its public method: each layer's too. */
+    readonly settings: RedisSettings,
     private readonly clock: () => number,
     /** The meta's fields as open read them: its policy fields must stay as they were. */
     private readonly opened: Readonly<Record<string, string | undefined>>,
   ) {
     this.meta = metaKey(name)
-    this.timeout = timeoutOf(options)
+    this.timeout = settings.timeout
     // A layered meta of format 2 has its layers made with feeds of its feedLength (docs/SPEC.md 9.12).
     this.feedLength = layeredFeedLength(name, opened)
-    this.replicated = replicatedLayers(name, options, this.feedLength)
+    this.replicated = replicatedLayers(name, settings.replica, this.feedLength)
     this.layerSettings = {
       client,
       name,
       timeout: this.timeout,
-      lockWait: options.lockWait ?? 60_000,
-      storeOptions: options,
+      lockWait: settings.lockWait,
+      store: settings.store,
       feedLength: this.feedLength,
-      replica: this.replicated ? options.replica : undefined,
+      replica: this.replicated ? settings.replica : undefined,
     }
   }
 
@@ -258,7 +258,7 @@ export class RedisLayers implements LayerStorage<false> {
     const scripted = layers.flatMap((_, j) => (own[j] ? [] : [j]))
     const checked = scripted.map((j) => ({ keys: layers[j].keys, parameters: layers[j].store.parameters, epoch: layers[j].shards.epoch, feedLength: layers[j].shards.feedLength, batch: batches[j] }))
     const [answer] = await Promise.all([
-      checkLayers(this.client, this.meta, checked, size, this.options.scanBytesPerKey ?? 512, this.timeout, `check "${this.name}"`),
+      checkLayers(this.client, this.meta, checked, size, this.settings.store.scanBytesPerKey, this.timeout, `check "${this.name}"`),
       ...layers.flatMap((layer, j) => (own[j] ? [ask(layer, batches[j])] : [])),
     ])
     or(answer.found)

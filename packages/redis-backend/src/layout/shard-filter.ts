@@ -5,7 +5,7 @@
 // through createOrOpenShardFilter. A layered filter's layer is one such fixed filter, opened here
 // (openFixedShards) without a public filter around it.
 import type { FilterParameters, FilterParametersInput } from '@bloomkit/core'
-import { checkRedisParameters, feedLengthOf, refuseFeed, timeoutOf, ttlMsOf, type RedisNewFilterOptions } from '../options.js'
+import { checkRedisParameters, refuseFeed, type RedisSettings } from '../options.js'
 import { checkClient, type RedisClient } from '../wire/client.js'
 import { checkName, KeyNames } from './key-names.js'
 import { abandon, createMeta, unlockMeta } from './meta-lock.js'
@@ -74,8 +74,8 @@ export interface ShardFilterCall {
   readonly redis: RedisClient
   readonly name: string
   readonly parameters: FilterParametersInput
-  /** The call's options, checked by it already. */
-  readonly options: RedisNewFilterOptions
+  /** The call's options, checked and resolved by it. */
+  readonly settings: RedisSettings
   /** Whether the caller chose the seed; false takes the seed of a filter already under the name. */
   readonly seeded: boolean
   /** Sizes an earlier release gave the same options: a filter of one of them already there is adopted. Default: none. */
@@ -93,16 +93,16 @@ export interface ShardFilterCall {
  *   `BLOOM_INCOMPATIBLE`, `BLOOM_STORE_UNAVAILABLE`.
  */
 export async function createOrOpenShardFilter(call: ShardFilterCall): Promise<ShardGenerations> {
-  const { name, options, seeded, earlier, counterBits } = call
+  const { name, settings, seeded, earlier, counterBits } = call
   const client = checkClient(call.redis)
   checkName(name)
   const parameters = checkRedisParameters(call.parameters, counterBits)
-  if (counterBits > 0) refuseFeed(options)
-  const timeout = timeoutOf(options)
-  const feedLength = counterBits > 0 ? 0 : feedLengthOf(options)
-  const created = await createShardFilter({ client, name, parameters, timeout, ttlMs: ttlMsOf(options), seeded, earlier, counterBits, feedLength })
+  if (counterBits > 0) refuseFeed(settings)
+  const { timeout, ttlMs, lockWait } = settings
+  const feedLength = counterBits > 0 ? 0 : settings.feedLength
+  const created = await createShardFilter({ client, name, parameters, timeout, ttlMs, seeded, earlier, counterBits, feedLength })
   if (created !== undefined) return created
-  const meta = await readStoredMeta(client, name, { timeout, lockWait: options.lockWait ?? 60_000, asked: counterBits > 0 ? 'counting' : 'fixed' })
+  const meta = await readStoredMeta(client, name, { timeout, lockWait, asked: counterBits > 0 ? 'counting' : 'fixed' })
   return openShardFilter(client, name, meta, { timeout, counterBits })
 }
 

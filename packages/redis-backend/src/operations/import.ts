@@ -4,7 +4,7 @@ import { ShardGenerations } from '../layout/shard-generations.js'
 import { KeyNames } from '../layout/key-names.js'
 import { abandon, createMeta, lockMeta, readMeta, unlockMeta } from '../layout/meta-lock.js'
 import { randomEpoch, randomToken } from '../layout/meta.js'
-import { checkRedisParameters, feedLengthOf, timeoutOf, ttlMsOf, type RedisReplaceOptions } from '../options.js'
+import { checkRedisParameters, type RedisSettings } from '../options.js'
 import { type RedisClient } from '../wire/client.js'
 import { abandonReplacement, clearStaged, commitReplacement, stageReplacement, type Replacement } from './replace-parameters.js'
 
@@ -30,25 +30,24 @@ interface Claim {
  * by a replacement (replace-parameters.ts). A new filter gets a feed with `feed: true`; an existing one keeps
  * its own (and must have one when `feed: true` asks for it).
  */
-async function claim(client: RedisClient, name: string, parameters: FilterParameters, options: RedisReplaceOptions, counterBits: number): Promise<Claim> {
-  const timeout = timeoutOf(options)
+async function claim(client: RedisClient, name: string, parameters: FilterParameters, settings: RedisSettings, counterBits: number): Promise<Claim> {
+  const { timeout, feedLength } = settings
   const what = `import "${name}"`
   const checked = checkRedisParameters(parameters, counterBits)
   const names = new KeyNames(name, checked.shards)
   const token = randomToken()
-  const feedLength = feedLengthOf(options)
   const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits, feedLength)
   let stored
   try {
     stored = await createMeta(fresh, 'importing', token, what, { theirs: 'the snapshot is', counting: counterBits !== 0, remedy: 'import with { replaceParameters: true } to replace it, or use another name' })
   } catch (error) {
-    if (options.replaceParameters !== true || !(error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE')) throw error
+    if (!settings.replaceParameters || !(error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE')) throw error
     const other = await readMeta(client, name, timeout)
     // A counting filter is not replaced by a plain one, nor the other way round.
     if (other === undefined || (other.counting === true) !== (counterBits !== 0)) throw error
     if (feedLength > 0 && other.feedLength === undefined) throw noFeed(name)
     const old = new ShardGenerations(client, new KeyNames(name, other.parameters.shards), other.parameters, other.epoch, timeout, counterBits, other.feedLength ?? 0)
-    await lock(old, token, { force: options.force === true })
+    await lock(old, token, { force: settings.force })
     try {
       const replacement = await stageReplacement(old, token, counterBits, checked)
       return { shards: replacement.next, created: false, token, replacement }
@@ -59,7 +58,7 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
   }
   if (stored === undefined) return { shards: fresh, created: true, token }
   const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout, counterBits, stored.feedLength ?? 0)
-  await lock(shards, token, { force: options.force === true })
+  await lock(shards, token, { force: settings.force })
   return { shards, created: false, token }
 }
 
@@ -78,8 +77,8 @@ async function lock(shards: ShardGenerations, token: string, { force }: { readon
  * snapshot has passed its length and CRC-32 checks; undoes everything on failure. Returns the
  * filter's shards. See `RedisBloomFilter.import`.
  */
-export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, options: RedisReplaceOptions, { counting = false }: { readonly counting?: boolean } = {}): Promise<ShardGenerations> {
-  const ttlMs = ttlMsOf(options)
+export async function importSnapshot(client: RedisClient, name: string, snapshot: SnapshotSource, settings: RedisSettings, { counting = false }: { readonly counting?: boolean } = {}): Promise<ShardGenerations> {
+  const { ttlMs } = settings
   // A whole snapshot's header is checked against its length before anything is claimed.
   const reader = snapshotReader(snapshot, counting ? 'counting' : 'plain')
   const counterBits = counting ? 4 : 0
@@ -92,7 +91,7 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
   try {
     for await (const chunk of snapshotChunks(snapshot)) {
       for (const piece of reader.push(chunk)) {
-        claimed ??= await claim(client, name, reader.parameters!, options, counterBits)
+        claimed ??= await claim(client, name, reader.parameters!, settings, counterBits)
         // Allocated ahead of the writes, so that they land in place (growing by SETRANGE would leave
         // Redis's greedy growth, up to 1 MiB, unused at the end of every shard), but only a step
         // ahead of the bytes that came: a header that promises more than the snapshot holds costs no memory.
@@ -101,7 +100,7 @@ export async function importSnapshot(client: RedisClient, name: string, snapshot
         allocated.set(piece.shard, had === undefined ? await claimed.shards.allocateNext(piece.shard, { through: end }) : await claimed.shards.growNext(piece.shard, had, end))
         await claimed.shards.writeNext(piece.shard, piece.offset, piece.bytes)
       }
-      if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, options, counterBits)
+      if (claimed === undefined && reader.parameters !== undefined) claimed = await claim(client, name, reader.parameters, settings, counterBits)
     }
     reader.finish()
     const { shards, created, token, replacement } = claimed!

@@ -6,7 +6,7 @@
 // layer held shows present is "absent" only once each layer's barrier and a read of the list's
 // version that began after the call agree that no layer was listed meanwhile (redis-layers.ts).
 import { refuseWithoutFeed, type Replica } from './replica.js'
-import { replicaSettingsOf } from './replica-options.js'
+import type { ReplicaSettings } from './replica-options.js'
 
 /** A layer as the probe needs it (layered/redis-layer.ts): its replica, or `BLOOM_CLOSED` once released, `BLOOM_INCOMPATIBLE` without one. */
 interface ReplicatedLayer {
@@ -62,12 +62,12 @@ export async function probeReplicas<Layer extends ReplicatedLayer>(layers: reado
 }
 
 /**
- * Whether a layered filter is opened with `replica` (`options.replica`), after checking its layers
+ * Whether a layered filter is opened with `replica` (its settings), after checking its layers
  * have feeds (`feedLength`, the layered meta's).
  * @throws BloomError `BLOOM_INCOMPATIBLE` for a replica of a layered filter without feeds (format 1).
  */
-export function replicatedLayers(name: string, options: { readonly replica?: unknown }, feedLength: number): boolean {
-  if (replicaSettingsOf(options.replica) === undefined) return false
+export function replicatedLayers(name: string, replica: ReplicaSettings | undefined, feedLength: number): boolean {
+  if (replica === undefined) return false
   refuseWithoutFeed(name, feedLength)
   return true
 }

@@ -3,15 +3,14 @@
 import type { BitStore, KeyHasher } from '@bloomkit/core/store'
 import type { ShardGenerations } from '../layout/shard-generations.js'
 import { Replica, refuseWithoutFeed } from './replica.js'
-import { checkReplicaBytes, replicaSettingsOf } from './replica-options.js'
+import { checkReplicaBytes, type ReplicaSettings } from './replica-options.js'
 
 /**
- * The replica that the `replica` option asks for (loaded, following), or undefined for none.
+ * The replica that the `replica` option asks for (its settings, checked; loaded, following), or undefined for none.
  * @throws BloomError `BLOOM_INCOMPATIBLE` (the filter has no feed), `BLOOM_INVALID_PARAMETER`
  *   (`replica.maxBytes`), and as a load does.
  */
-export async function startReplica(generations: ShardGenerations, store: BitStore<false>, hasher: KeyHasher, replica: unknown): Promise<Replica | undefined> {
-  const settings = replicaSettingsOf(replica)
+export async function startReplica(generations: ShardGenerations, store: BitStore<false>, hasher: KeyHasher, settings: ReplicaSettings | undefined): Promise<Replica | undefined> {
   if (settings === undefined) return undefined
   const { name } = generations.names
   refuseWithoutFeed(name, generations.feedLength)
