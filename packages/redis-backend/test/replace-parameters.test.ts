@@ -3,7 +3,7 @@ import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
 import type { Cluster, Redis } from 'ioredis'
 import { KeyNames } from '../src/layout/key-names.js'
-import { clusterClient, errorOf, standaloneClient, uniqueName } from './support/clients.js'
+import { clusterClient, commandsOnKey, errorOf, standaloneClient, uniqueName } from './support/clients.js'
 
 // RedisBloomFilter.import with replaceParameters: a filter replaced by one with other parameters
 // (size, shards, seed), staged while the old one answers, switched in one step (docs/SPEC.md 9.6).
@@ -157,4 +157,19 @@ test('a forced rebuild also clears what a stuck replacement staged', async () =>
   stuck.release(true)
   await stuckImport
   await filter.destroy()
+})
+
+test('an import that replaces the parameters reads the meta once, in the script that tried to create it: no HGETALL of its own (issue 34 item 2)', async () => {
+  const name = uniqueName('replace-reads')
+  const old = await RedisBloomFilter.create(redis, name, { capacity: 1000, errorRate: 0.01, seed: 5 })
+  await old.addMany(range('old', 50))
+  const snapshot = await snapshotOf({ capacity: 5000, errorRate: 0.01, shards: 2, seed: 5 }, range('new', 50))
+  let replaced: { close(): Promise<void> } | undefined
+  const sent = await commandsOnKey(redis, `${name}:meta`, async () => (replaced = await RedisBloomFilter.import(redis, name, snapshot, { replaceParameters: true, kind: 'fixed' })))
+  expect(sent.filter((command) => command === 'hgetall' || command === 'hget')).toEqual([])
+  const reopened = await RedisBloomFilter.open(redis, name, { kind: 'fixed' })
+  expect(reopened.parameters.shards).toBe(2)
+  expect(await reopened.hasMany(range('new', 50))).toEqual(range('new', 50).map(() => true))
+  await Promise.all([replaced?.close(), old.close()])
+  await reopened.destroy()
 })

@@ -74,13 +74,34 @@ export interface CreateMetaOptions {
  * `earlier` sizes (else `BLOOM_INCOMPATIBLE`), and its meta is returned.
  */
 export async function createMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, options: CreateMetaOptions = {}): Promise<FilterMeta | undefined> {
-  const { theirs = 'requested', seeded = true, counting = false, earlier = [], remedy = 'open it (open reads its parameters from Redis), or use another name' } = options
+  const stored = await createOrFindMeta(shards, state, token, what, options)
+  if (stored !== undefined) checkStoredMeta(shards, stored, options)
+  return stored
+}
+
+/**
+ * Creates the meta hash of `shards`' filter in `state` with lock `token`, unless one exists: then
+ * resolves to that one's meta, decoded (the script that tried to create it read it), not yet
+ * judged ({@link checkStoredMeta}); undefined when it was created.
+ */
+export async function createOrFindMeta(shards: ShardGenerations, state: FilterState, token: string, what: string, { counting = false }: Pick<CreateMetaOptions, 'counting'> = {}): Promise<FilterMeta | undefined> {
   const { names, parameters, epoch, feedLength } = shards
   const fields = encodeMeta(parameters, epoch, state, token, feedLength)
   if (counting) fields.push('kind', 'counting')
   const created = (await shards.script(CREATE_META, [1, names.meta, ...fields], what, { replies: 'text' })) as unknown[]
   if (Number(created[0]) === 1) return undefined
-  const stored = decodeMeta(names.name, metaFields(created.slice(1)))
+  return decodeMeta(names.name, metaFields(created.slice(1)))
+}
+
+/**
+ * Refuses a filter found under the name that is not the one `shards` describe: another kind, no
+ * feed when one is asked for, or other parameters (the seed aside when `seeded` is false, or one of
+ * the `earlier` sizes).
+ * @throws BloomError `BLOOM_INCOMPATIBLE` worded by `options`.
+ */
+export function checkStoredMeta(shards: ShardGenerations, stored: FilterMeta, options: CreateMetaOptions = {}): void {
+  const { theirs = 'requested', seeded = true, counting = false, earlier = [], remedy = 'open it (open reads its parameters from Redis), or use another name' } = options
+  const { names, parameters, feedLength } = shards
   if ((stored.counting === true) !== counting) {
     throw new BloomError(
       'BLOOM_INCOMPATIBLE',
@@ -98,7 +119,6 @@ export async function createMeta(shards: ShardGenerations, state: FilterState, t
       `filter "${names.name}" exists with other parameters: stored ${formatParameters(stored.parameters)}, ${theirs} ${formatParameters(parameters)}${seedNote(stored.parameters, parameters, { seeded })}; ${remedy}`,
     )
   }
-  return stored
 }
 
 /** How {@link lockMeta} takes the lock. */

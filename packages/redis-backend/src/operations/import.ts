@@ -2,7 +2,7 @@ import { BloomError, type FilterParameters } from '@bloomkit/core'
 import { type SnapshotSource, snapshotSources } from '@bloomkit/core/store'
 import { ShardGenerations } from '../layout/shard-generations.js'
 import { KeyNames } from '../layout/key-names.js'
-import { abandon, createMeta, lockMeta, readMeta, unlockMeta } from '../layout/meta-lock.js'
+import { abandon, checkStoredMeta, createOrFindMeta, lockMeta, unlockMeta } from '../layout/meta-lock.js'
 import { randomEpoch, randomToken } from '../layout/meta.js'
 import { checkRedisParameters, type RedisSettings } from '../options.js'
 import { type RedisClient } from '../wire/client.js'
@@ -37,16 +37,18 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
   const names = new KeyNames(name, checked.shards)
   const token = randomToken()
   const fresh = new ShardGenerations(client, names, checked, randomEpoch(), timeout, counterBits, feedLength)
-  let stored
+  const counting = counterBits !== 0
+  // The meta read once, by the script that tries to create it: what is there is judged from that read.
+  const stored = await createOrFindMeta(fresh, 'importing', token, what, { counting })
+  if (stored === undefined) return { shards: fresh, created: true, token }
   try {
-    stored = await createMeta(fresh, 'importing', token, what, { theirs: 'the snapshot is', counting: counterBits !== 0, remedy: 'import with { replaceParameters: true } to replace it, or use another name' })
+    checkStoredMeta(fresh, stored, { theirs: 'the snapshot is', counting, remedy: 'import with { replaceParameters: true } to replace it, or use another name' })
   } catch (error) {
     if (!settings.replaceParameters || !(error instanceof BloomError && error.code === 'BLOOM_INCOMPATIBLE')) throw error
-    const other = await readMeta(client, name, timeout)
     // A counting filter is not replaced by a plain one, nor the other way round.
-    if (other === undefined || (other.counting === true) !== (counterBits !== 0)) throw error
-    if (feedLength > 0 && other.feedLength === undefined) throw noFeed(name)
-    const old = new ShardGenerations(client, new KeyNames(name, other.parameters.shards), other.parameters, other.epoch, timeout, counterBits, other.feedLength ?? 0)
+    if ((stored.counting === true) !== counting) throw error
+    if (feedLength > 0 && stored.feedLength === undefined) throw noFeed(name)
+    const old = new ShardGenerations(client, new KeyNames(name, stored.parameters.shards), stored.parameters, stored.epoch, timeout, counterBits, stored.feedLength ?? 0)
     await lock(old, token, { force: settings.force })
     try {
       const replacement = await stageReplacement(old, token, counterBits, checked)
@@ -56,7 +58,6 @@ async function claim(client: RedisClient, name: string, parameters: FilterParame
       throw stageError
     }
   }
-  if (stored === undefined) return { shards: fresh, created: true, token }
   const shards = new ShardGenerations(client, names, checked, stored.epoch, timeout, counterBits, stored.feedLength ?? 0)
   await lock(shards, token, { force: settings.force })
   return { shards, created: false, token }
