@@ -45,3 +45,13 @@ test('a RedisBloomFilter shows its fill by countSetBits, not by a public store',
   expectTypeOf(filter.countSetBits()).toEqualTypeOf<Promise<number[]>>()
   expectTypeOf<'bitStore'>().not.toExtend<keyof Redis.RedisBloomFilter>()
 })
+
+test('the inner ways in of the door (marked @internal) are not in the published types', () => {
+  // RedisBloomFilter.create/open/import hand their checked settings to the counting and layered
+  // classes through these; a user calling one would skip every option check.
+  type Counting = typeof Redis.RedisCountingFilter
+  type Layered = typeof Redis.LayeredRedisFilter
+  expectTypeOf<Extract<keyof Counting, 'create' | 'open'>>().toEqualTypeOf<'create' | 'open'>()
+  expectTypeOf<Extract<keyof Counting, 'createWith' | 'importWith' | 'fromMeta'>>().toEqualTypeOf<never>()
+  expectTypeOf<Extract<keyof Layered, 'createWith' | 'importWith' | 'over'>>().toEqualTypeOf<never>()
+})
