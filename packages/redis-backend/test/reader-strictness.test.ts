@@ -58,7 +58,10 @@ describe.each([
       const sent = send(command, stream as never)
       if (!newRebuild && (command.name === 'eval' || command.name === 'evalsha') && command.args.some((arg) => String(arg) === next)) {
         newRebuild = true
-        void client.setrange(next, B + 3, '\0').then(() => client.setrange(next, B, marker(2 * filter.epoch)))
+        // Both sent now, not one after the other's reply: queued on the slot's connection right behind
+        // the script, they land before the writer's next command (sent once the script has replied).
+        void client.setrange(next, B + 3, '\0')
+        void client.setrange(next, B, marker(2 * filter.epoch))
       }
       return sent
     })
