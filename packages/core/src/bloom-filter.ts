@@ -6,7 +6,7 @@ import { keyRefusal, type BloomKey, type KeyHasher } from './hashing/key-hasher.
 import { assertSameParameters, shardBitsOf, type FilterParameters } from './parameters.js'
 import { PositionBatch } from './bits/position-batch.js'
 import { positionsOf, shardOf } from './bits/positions.js'
-import { blockedErrorRate, itemsFromSetBits } from './sizing.js'
+import { errorRateFromSetBits, itemsFromSetBits } from './fill.js'
 import { exportSnapshot, snapshotChunks } from './format/snapshot-export.js'
 import { syncAsync, syncAsyncOfBoth, type SyncAsync } from './sync-async.js'
 
@@ -186,13 +186,7 @@ export class BloomFilter<Sync extends boolean = boolean> {
   errorRate(): Outcome<Sync, number> {
     return this.io.call(() => {
       this.checkOpen()
-      return this.io.then(this.store.countBits(), (counts) => {
-        const { bits, hashes } = this.parameters
-        if (this.parameters.layout === 'blocked') return blockedErrorRate(bits, hashes, itemsFromSetBits(counts, this.parameters))
-        let total = 0
-        for (let s = 0; s < counts.length; s++) total += Math.pow(counts[s] / this.shardBits, hashes)
-        return total / counts.length
-      })
+      return this.io.then(this.store.countBits(), (counts) => errorRateFromSetBits(counts, this.parameters))
     })
   }
 

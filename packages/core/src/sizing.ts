@@ -1,7 +1,7 @@
 import { checkInteger, invalidParameter } from './errors.js'
 import { checkOptionNames } from './option-names.js'
 import { checkErrorRate } from './option-values.js'
-import { checkLayout, HASH_SCHEMES, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, shardBitsOf, type BitLayout, type FilterParameters } from './parameters.js'
+import { checkLayout, HASH_SCHEMES, MAX_HASHES, MAX_SHARD_BITS, MAX_SHARDS, type BitLayout, type FilterParameters } from './parameters.js'
 import type { SizingOptions } from './options.js'
 import { BLOCK_BITS } from './bits/positions.js'
 
@@ -375,17 +375,4 @@ function blockedBits(bits: number, target: number, rate: (size: number, shards: 
     else high = middle
   }
   return high * BLOCK_BITS
-}
-
-/** The items estimate of docs/SPEC.md section 6 from set bits (non-zero counters) per shard. */
-export function itemsFromSetBits(counts: ArrayLike<number>, parameters: FilterParameters): number {
-  const m = shardBitsOf(parameters)
-  const k = parameters.hashes
-  let total = 0
-  for (let s = 0; s < counts.length; s++) {
-    // A full shard would give infinity; half a bit short of full keeps the estimate finite.
-    const set = Math.min(counts[s], m - 0.5)
-    total += (-m / k) * Math.log1p(-set / m)
-  }
-  return Math.round(total)
 }

@@ -1,6 +1,6 @@
 import type { BitStore, Outcome } from '../bit-store.js'
 import type { FilterParameters } from '../parameters.js'
-import { itemsFromSetBits } from '../sizing.js'
+import { itemsFromSetBits } from '../fill.js'
 import type { SyncAsync } from '../sync-async.js'
 import { shardRanges } from './chunks.js'
 import { crc32 } from './crc32.js'
