@@ -296,7 +296,7 @@ export class RedisBloomFilter extends BloomFilter<false> {
   async rebuild(keys: AsyncIterable<BloomKey> | Iterable<BloomKey>, options: RebuildOptions = {}): Promise<void> {
     const { force } = checkRebuildOptions(options)
     this.checkOpen()
-    await rebuild(this.shards, this.redisStore, keys, force, (key, batch, index) => this.locate(key, batch, index), () => this.checkOpen())
+    await rebuild({ shards: this.shards, store: this.redisStore, keys, force, locate: (key, batch, index) => this.locate(key, batch, index), checkOpen: () => this.checkOpen() })
   }
 
   /**

@@ -8,6 +8,21 @@ import { MAX_SCAN_BYTES, orIntoNext } from '../bits/whole-shard.js'
 
 /** Keys hashed per store call by rebuild. */
 const REBUILD_BATCH = 16_384
+
+/** What {@link rebuild} works on, by name. */
+export interface RebuildCall {
+  readonly shards: ShardGenerations
+  /** The filter's store: its next generation receives the new bits. */
+  readonly store: RedisBitStore
+  readonly keys: AsyncIterable<BloomKey> | Iterable<BloomKey>
+  /** Take the lock from a rebuild, import or clear that holds it (`RebuildOptions.force`). */
+  readonly force: boolean
+  /** Hashes a key into a slot of a batch (the filter's own hashing). */
+  readonly locate: (key: BloomKey, batch: PositionBatch, index: number) => void
+  /** Throws if the filter was closed meanwhile. */
+  readonly checkOpen: () => void
+}
+
 /**
  * The largest filter (bytes of bits) whose rebuild sets its keys' bits in local memory and then
  * ORs whole shards into the next generation (shards of at most 4 MiB): hundreds of times fewer
@@ -19,18 +34,9 @@ const LOCAL_REBUILD_BYTES = 256 * 2 ** 20
  * Replaces the filter's bits by those of `keys` (plus keys added meanwhile): next generations are
  * built while the live shards serve, every add meanwhile also goes to them (the live markers are
  * flagged first), then each shard is swapped in with one RENAME. See `RedisBloomFilter.rebuild`.
- *
- * @param locate Hashes a key into a slot of a batch (the filter's own hashing).
- * @param checkOpen Throws if the filter was closed meanwhile.
  */
-export async function rebuild(
-  shards: ShardGenerations,
-  store: RedisBitStore,
-  keys: AsyncIterable<BloomKey> | Iterable<BloomKey>,
-  force: boolean,
-  locate: (key: BloomKey, batch: PositionBatch, index: number) => void,
-  checkOpen: () => void,
-): Promise<void> {
+export async function rebuild(call: RebuildCall): Promise<void> {
+  const { shards, store, keys, force, locate, checkOpen } = call
   if (keys === null || typeof keys !== 'object' || (!(Symbol.asyncIterator in keys) && !(Symbol.iterator in keys))) {
     throw invalidParameter('keys', 'an iterable or async iterable of strings or Uint8Arrays', keys)
   }

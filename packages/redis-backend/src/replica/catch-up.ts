@@ -97,7 +97,7 @@ async function readFeeds(generations: ShardGenerations, replica: ReplicaShards, 
   const { client, names, timeout } = generations
   const label = `catch up on ${names.feed(shards[0])}`
   if (!isCluster(client)) {
-    const reply = (await runScript(client, CATCH_UP, catchUpArgs(generations, replica, shards, what !== undefined), timeout, label)) as unknown[]
+    const reply = (await runScript(client, CATCH_UP, catchUpArgs(generations, replica, shards, { withMeta: what !== undefined }), timeout, label)) as unknown[]
     if (what !== undefined) generations.checkMeta((reply[shards.length] as Array<Buffer | null>).map((value) => (value === null ? null : value.toString())), what)
     return reply.slice(0, shards.length) as Reply[]
   }
@@ -115,8 +115,8 @@ async function readFeeds(generations: ShardGenerations, replica: ReplicaShards, 
   return replies
 }
 
-/** CATCH_UP's keys and arguments for `list` (with the meta when `meta`). */
-function catchUpArgs(generations: ShardGenerations, replica: ReplicaShards, list: readonly number[], meta: boolean): Array<string | number | Buffer> {
+/** CATCH_UP's keys and arguments for `list` (with the meta when `withMeta`). */
+function catchUpArgs(generations: ShardGenerations, replica: ReplicaShards, list: readonly number[], { withMeta }: { readonly withMeta: boolean }): Array<string | number | Buffer> {
   const { names, shardBytes } = generations
   const keys: string[] = []
   const positions: Array<string | Buffer> = []
@@ -125,8 +125,8 @@ function catchUpArgs(generations: ShardGenerations, replica: ReplicaShards, list
     const position = replica.positions[shard]!
     positions.push(position.id, Buffer.from(position.tag))
   }
-  const fields = meta ? CHECKED_FIELDS : []
-  return [keys.length + (meta ? 1 : 0), ...keys, ...(meta ? [names.meta] : []), shardBytes, CATCH_UP_COUNT, list.length, fields.length, ...fields, ...positions]
+  const fields = withMeta ? CHECKED_FIELDS : []
+  return [keys.length + (withMeta ? 1 : 0), ...keys, ...(withMeta ? [names.meta] : []), shardBytes, CATCH_UP_COUNT, list.length, fields.length, ...fields, ...positions]
 }
 
 /** How long catch-ups read shard by shard after a node refused a script spanning slots (a server before Redis 7.0, resharding): ms. */
@@ -155,7 +155,7 @@ function byNode(generations: ShardGenerations, shards: readonly number[]): numbe
  */
 async function readOnNode(generations: ShardGenerations, replica: ReplicaShards, group: readonly number[], label: string): Promise<Reply[]> {
   const { client, names, shardBytes, timeout } = generations
-  const alone = (shard: number) => runScript(client, CATCH_UP, catchUpArgs(generations, replica, [shard], false), timeout, label).then((reply) => (reply as Reply[])[0])
+  const alone = (shard: number) => runScript(client, CATCH_UP, catchUpArgs(generations, replica, [shard], { withMeta: false }), timeout, label).then((reply) => (reply as Reply[])[0])
   if (group.length === 1 || (perShardUntil.get(generations) ?? 0) > Date.now()) return Promise.all(group.map(alone))
   const args: Array<string | number | Buffer> = [1, names.feed(group[0]), shardBytes, CATCH_UP_COUNT, group.length, 0]
   for (const shard of group) {
