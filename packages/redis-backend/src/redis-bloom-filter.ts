@@ -193,8 +193,8 @@ export class RedisBloomFilter extends BloomFilter<false> {
   /**
    * Deletes the filter `name` (meta, shards, any unfinished next generation) without opening it;
    * a layered one as `LayeredRedisFilter.destroy` does (every layer, then its meta). A damaged meta
-   * (`BLOOM_CORRUPT_STORE` to open) is destroyed all the same: the shard keys its shard count names,
-   * read leniently, or else those a SCAN finds on every master. Resolves to false if there was no
+   * (`BLOOM_CORRUPT_STORE` to open) is destroyed all the same: the shard keys a SCAN finds on every
+   * master (its shard count is not trusted). Resolves to false if there was no
    * filter of that name.
    * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` (a filter of a later store format: destroy it with that release), `BLOOM_STORE_UNAVAILABLE`.
    */

@@ -23,10 +23,11 @@ async function keysOf(client: Redis | Cluster, name: string): Promise<string[]> 
 
 const keys = Array.from({ length: 200 }, (_, i) => `k${i}`)
 
-/** The damages: each makes open fail with BLOOM_CORRUPT_STORE; the last two leave no readable shard count. */
+/** The damages: each makes open fail with BLOOM_CORRUPT_STORE; the last two leave no readable shard count, the third a wrong one. */
 const damages: Array<[string, Record<string, string>]> = [
   ['hashes written as 07', { hashes: '07' }],
   ['shards written as +4', { shards: '+4' }],
+  ['shards written smaller, as 2 (plausible, and wrong: other tags)', { shards: '2' }],
   ['shards unreadable', { shards: 'four' }],
   ['shards beyond any filter', { shards: '99999999' }],
 ]

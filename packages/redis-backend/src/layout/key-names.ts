@@ -74,6 +74,15 @@ export function layerName(name: string, id: number): string {
 }
 
 /**
+ * Whether `key` is one of the shard keys of the filter `name` (live, next generation, scratch or
+ * feed, of any shard and tag): what a SCAN for a filter whose meta is damaged keeps. A filter named
+ * `name:x` or a layer `name:L1` is not one of them.
+ */
+export function isShardKeyOf(name: string, key: string): boolean {
+  return key.startsWith(`${name}:`) && /^\d{1,5}:(?:next:|or:|feed:)?\{[0-9a-z]+\}$/.test(key.slice(name.length + 1))
+}
+
+/**
  * The Redis key names of a named filter:
  * - `<name>:meta`, a hash with the parameters, epoch, generation and state;
  * - `<name>:<s>:{<tag>}`, shard `s`'s bits followed by a 4-byte marker;

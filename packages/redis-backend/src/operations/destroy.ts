@@ -31,7 +31,7 @@ export async function destroyFilter(client: RedisClient, name: string, timeout: 
  * Deletes a fixed or counting filter whose meta holds `fields` (read already): its shards, next
  * generations and feeds, then its meta, and what a killed import with new parameters left beside
  * (operations/replace-parameters.ts). A damaged meta (`BLOOM_CORRUPT_STORE` to open) is destroyed
- * all the same: the shard keys its shard count names, read leniently, or else those a SCAN finds.
+ * all the same: the shard keys a SCAN finds on every master.
  * @throws BloomError `BLOOM_UNSUPPORTED_VERSION` (a later store format), `BLOOM_INCOMPATIBLE` (a
  *   layered meta), `BLOOM_CORRUPT_STORE` (a hash with no `format`: not a bloomkit filter), `BLOOM_STORE_UNAVAILABLE`.
  */
@@ -40,7 +40,7 @@ export async function destroyShardFilter(client: RedisClient, name: string, fiel
   const meta = decodeOrDamaged(name, fields)
   if (meta === undefined) {
     // A damaged meta: its keys go all the same, the meta last, so that a failed call can be retried.
-    const keys = [...(await damagedFilterKeys(client, name, fields, timeout)), ...leftoverKeys(name, fields)]
+    const keys = [...(await damagedFilterKeys(client, name, timeout)), ...leftoverKeys(name, fields)]
     await forEachLimited(keys.length, CONCURRENCY, (i) => callRedis(client.unlink(keys[i]), timeout, what))
     await callRedis(client.del(metaKey(name)), timeout, what)
     return true
