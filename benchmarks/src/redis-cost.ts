@@ -1,5 +1,6 @@
 // What the Redis suite's rows cost: throughput of timed calls, and the client's and Redis's CPU per
-// key around them (INFO cpu, summed over a Cluster's masters). Shared by redis.ts and redis-replica.ts.
+// key around them (INFO cpu, summed over a Cluster's masters). Shared by the Redis suite's parts
+// (redis-batches.ts, redis-chunks.ts, redis-floor.ts, redis-replica.ts).
 import { Cluster, type Redis } from 'ioredis'
 import { median } from './measure.js'
 

@@ -4,32 +4,10 @@
 // load and how much memory it holds, and how far it lags behind writers in other processes.
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { chunks, median, ratio, sizeLabel, userKeys } from './measure.js'
+import { BATCH, CALLERS, CHUNK, ERROR_RATE, type RedisBench } from './redis-bench.js'
 import { cpuNote, medianCost, serverCpuSeconds, timeCalls, type Cost, type RedisClient } from './redis-cost.js'
 import { LAG_BATCH, LAG_WRITERS, measureLag } from './redis-replica-lag.js'
-import type { Row } from './report.js'
 
-/** What the Redis suite hands over: its scale, and where its rows and progress go. */
-export interface ReplicaBench {
-  readonly rows: { add(row: Row): void }
-  readonly progress: (what: string) => void
-  readonly redis: RedisClient
-  /** 'standalone' or 'Cluster, 3 masters', as the suite's rows name it. */
-  readonly topology: string
-  /** Shards of the suite's filter (the Cluster's spreads over the masters); default: as create picks. */
-  readonly shards?: number
-  readonly quick: boolean
-  /** Keys in the filters (1M; 200k in a quick run), the suite's own. */
-  readonly keys: readonly string[]
-  readonly rounds: number
-  /** Timed calls per round of a 1000-key row. */
-  readonly batchCalls: number
-  /** Calls each of the 1000 concurrent callers makes. */
-  readonly callsPerCaller: number
-}
-
-const ERROR_RATE = 0.01
-const BATCH = 1000
-const CHUNK = 100_000
 /** The large filter: sized for 100M keys (~114 MiB, 30 shards), the issue's target; 10M in a quick run. */
 const LARGE_CAPACITY = { full: 100_000_000, quick: 10_000_000 }
 /** The filter whose load is timed: sized for 10M keys (~11.4 MiB, 3 shards), the issue's. */
@@ -37,7 +15,6 @@ const LOAD_CAPACITY = 10_000_000
 const LOADS = { full: 5, quick: 2 }
 /** Awaited single calls per round per case; strict absent and server calls take a round trip each. */
 const SINGLE = { local: 200_000, roundTrip: 2_000, quick: 10 }
-const CALLERS = 1000
 /** Bounded mode's window in the single-call rows (ms). */
 const BOUNDED_MS = 1000
 const LAG_MS = { full: 3000, quick: 1000 }
@@ -81,7 +58,7 @@ const isPresent = (found: boolean) => {
 }
 
 /** {@link CALLERS} concurrent callers of `has`, each awaiting its answer before its next call: calls per second. */
-async function concurrentCalls(bench: ReplicaBench, filter: RedisBloomFilter, keys: readonly string[], { present, callsPerCaller }: { present: boolean; callsPerCaller: number }): Promise<Cost> {
+async function concurrentCalls(bench: RedisBench, filter: RedisBloomFilter, keys: readonly string[], { present, callsPerCaller }: { present: boolean; callsPerCaller: number }): Promise<Cost> {
   const calls = CALLERS * callsPerCaller
   return timeCalls(bench.redis, calls, 1, async () => {
     const start = performance.now()
@@ -101,7 +78,7 @@ const absentKeys = (from: number, count: number) => userKeys(from, from + count)
 const us = (value: number) => `${value.toFixed(1)} µs`
 
 /** A filter with a feed named for this run, filled with `keys` in 100k chunks. */
-async function filledFilter(bench: ReplicaBench, label: string, capacity: number, shards?: number): Promise<{ name: string; filter: RedisBloomFilter }> {
+async function filledFilter(bench: RedisBench, label: string, capacity: number, shards?: number): Promise<{ name: string; filter: RedisBloomFilter }> {
   const name = `bench:replica:${label}:${bench.topology}:${process.pid}`
   await RedisBloomFilter.destroy(bench.redis, name)
   const filter = await RedisBloomFilter.create(bench.redis, name, { capacity, errorRate: ERROR_RATE, feed: true, shards })
@@ -110,7 +87,7 @@ async function filledFilter(bench: ReplicaBench, label: string, capacity: number
 }
 
 /** Opens `name` with a replica: the handle and its load time (ms). */
-async function openReplica(bench: ReplicaBench, name: string, maxStaleness?: number) {
+async function openReplica(bench: RedisBench, name: string, maxStaleness?: number) {
   const start = performance.now()
   const filter = await RedisBloomFilter.open(bench.redis, name, { kind: 'fixed', replica: maxStaleness === undefined ? true : { maxStaleness } })
   return { filter, loadMs: performance.now() - start }
@@ -120,7 +97,7 @@ async function openReplica(bench: ReplicaBench, name: string, maxStaleness?: num
  * `hasMany` of 1000 keys, one in flight, present and absent keys, through a strict replica and
  * through the server path of the same filter, the four alternating each round.
  */
-async function batchRows(bench: ReplicaBench, label: string, capacity: number, shards?: number): Promise<void> {
+async function batchRows(bench: RedisBench, label: string, capacity: number, shards?: number): Promise<void> {
   const { name, filter: server } = await filledFilter(bench, label, capacity, shards)
   const opened = await openReplica(bench, name)
   const replica = opened.filter
@@ -157,7 +134,7 @@ async function batchRows(bench: ReplicaBench, label: string, capacity: number, s
 }
 
 /** Single awaited calls, 1000 concurrent callers, and bounded mode, on the suite's filter. */
-async function singleRows(bench: ReplicaBench, name: string, server: RedisBloomFilter): Promise<void> {
+async function singleRows(bench: RedisBench, name: string, server: RedisBloomFilter): Promise<void> {
   const { filter: strict } = await openReplica(bench, name)
   const { filter: bounded } = await openReplica(bench, name, BOUNDED_MS)
   const scale = bench.quick ? SINGLE.quick : 1
@@ -220,7 +197,7 @@ async function singleRows(bench: ReplicaBench, name: string, server: RedisBloomF
  * Adds of 1000 new keys: into a filter with a feed against one without (both empty at the start,
  * alternating), and through a replica against the server path on the suite's half-full filter.
  */
-async function addRows(bench: ReplicaBench, name: string, halfFull: RedisBloomFilter): Promise<void> {
+async function addRows(bench: RedisBench, name: string, halfFull: RedisBloomFilter): Promise<void> {
   const capacity = bench.keys.length
   const made: RedisBloomFilter[] = []
   for (const feed of [true, false]) {
@@ -264,7 +241,7 @@ async function addRows(bench: ReplicaBench, name: string, halfFull: RedisBloomFi
 }
 
 /** Load time and memory of a replica of a filter sized for 10M keys. */
-async function loadRows(bench: ReplicaBench): Promise<void> {
+async function loadRows(bench: RedisBench): Promise<void> {
   bench.progress(`${bench.topology}, replica, load of a ${sizeLabel(LOAD_CAPACITY)} filter`)
   const { name, filter } = await filledFilter(bench, 'load', LOAD_CAPACITY)
   const loads: number[] = []
@@ -307,7 +284,7 @@ async function loadRows(bench: ReplicaBench): Promise<void> {
  * The replica rows, on the suite's standalone server: batches, single and concurrent calls, adds,
  * load and memory, and lag behind {@link LAG_WRITERS} writer processes (which connect to `port`).
  */
-export async function measureReplica(bench: ReplicaBench, { port }: { port: number }): Promise<void> {
+export async function measureReplica(bench: RedisBench, { port }: { port: number }): Promise<void> {
   const { name, filter } = await filledFilter(bench, 'main', bench.keys.length)
   await batchRows(bench, `${sizeLabel(bench.keys.length)}`, bench.keys.length)
   const large = bench.quick ? LARGE_CAPACITY.quick : LARGE_CAPACITY.full
@@ -335,6 +312,6 @@ export async function measureReplica(bench: ReplicaBench, { port }: { port: numb
  * catch-up there is one script per touched shard (and the follower polls), so it differs from
  * standalone.
  */
-export async function measureReplicaBatches(bench: ReplicaBench): Promise<void> {
+export async function measureReplicaBatches(bench: RedisBench): Promise<void> {
   await batchRows(bench, `${sizeLabel(bench.keys.length)}`, bench.keys.length, bench.shards)
 }
