@@ -135,6 +135,9 @@ const worker :Workerd.Worker = (
       process.kill(-child.pid!, 'SIGTERM')
       await exited
     }
+    // The launcher's exit does not mean the server's: it may still be draining (it answered once, a
+    // moment after). Wait until no process of the group is left.
+    await groupGone(child.pid!)
   }
   // Nothing of the server is left answering on its port.
   await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow()
@@ -163,6 +166,22 @@ test('the pure-JS pass serves every key where WebAssembly loses or is refused (e
   expect(answers.get('workerd')?.wasm).toBe(false)
   expect(answers.get('chromium')?.wasm, 'browsers keep WebAssembly for long keys').toBe(true)
 })
+
+/** Resolves once no process of group `pgid` is left: SIGTERM's grace is 10 s, then SIGKILL. */
+async function groupGone(pgid: number): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(-pgid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  const deadline = Date.now() + 10_000
+  while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  if (alive()) process.kill(-pgid, 'SIGKILL')
+  while (alive()) await new Promise((resolve) => setTimeout(resolve, 50))
+}
 
 /** Polls until workerd accepts connections (it prints nothing when ready), then fetches once. */
 async function fetchWhenUp(url: string, log: () => string): Promise<Response> {
