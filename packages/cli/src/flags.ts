@@ -1,4 +1,5 @@
-import { InvalidArgumentError } from 'commander'
+import { InvalidArgumentError, Option } from 'commander'
+import { DEFAULT_MAX_KEY_BYTES } from './input.js'
 
 /** A commander parser for an integer flag from `min` to `max` (underscores allowed: 100_000_000). */
 export function integer(min: number, max: number): (value: string) => number {
@@ -60,4 +61,15 @@ export function byteCount(min: number, max: number): (value: string) => number {
     if (!(bytes >= min && bytes <= max)) throw new InvalidArgumentError(`expected a number of bytes from ${min} to ${max}, as 100, 64K or 1M`)
     return bytes
   }
+}
+
+/**
+ * `--max-key-length <bytes>`, the one declaration for every command that reads keys (build, check,
+ * remove): the longest key (line, CSV record) read, 1 byte to 1 GiB, default 1 MiB; a longer one is
+ * a `CLI_INPUT` error. A fresh Option each call: commander keeps an option's state on its command.
+ */
+export function maxKeyLengthOption(): Option {
+  return new Option('--max-key-length <bytes>', 'longest key (line) in bytes, as 100, 64K or 1M; a longer one is an error')
+    .argParser(byteCount(1, 2 ** 30))
+    .default(DEFAULT_MAX_KEY_BYTES, '1M')
 }

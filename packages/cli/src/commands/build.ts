@@ -9,8 +9,8 @@ import { levelBackend } from '../backends.js'
 import { buildSnapshot, planShardGroups, type Counting, type PassRunner } from '../bulk-build.js'
 import { clearDebris } from '../debris.js'
 import { CliError } from '../errors.js'
-import { byteCount, byteSize, integer, probability, keyCount } from '../flags.js'
-import { DEFAULT_MAX_KEY_BYTES, inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
+import { byteSize, integer, keyCount, maxKeyLengthOption, probability } from '../flags.js'
+import { inputSize, readKeys, type InputCounts, type InputFormat, type InputOptions, type KeyBlock } from '../input.js'
 import { BuildProgress, formatBytes, progressWanted } from '../progress.js'
 import { checkInterrupted } from '../signals.js'
 import { parametersFromFlags, shownParameters } from '../sizing.js'
@@ -82,11 +82,7 @@ Keys are hashed here and whole shards are written, as a snapshot import does, so
   .option('--end-marker <line>', 'commit only if the input ends with this line (not a key), written by the producer once it succeeded')
   .option('--allow-shrink', 'with --replace: allow a filter built from under half the keys of the one it replaces')
   .option('--allow-empty', 'commit a filter even when the input held no key (without it an empty input commits nothing: exit 2, CLI_INCOMPLETE)')
-  .addOption(
-    new Option('--max-key-length <bytes>', 'longest key (line) in bytes, as 100, 64K or 1M; a longer one is an error')
-      .argParser(byteCount(1, 2 ** 30))
-      .default(DEFAULT_MAX_KEY_BYTES, '1M'),
-  )
+  .addOption(maxKeyLengthOption())
   .addOption(
     new Option('--memory <bytes>', 'memory for bits at once, as 512M or 4G; larger filters take several passes')
       .argParser(byteSize)

@@ -1,7 +1,7 @@
-import { Command, Option } from 'commander'
+import { Command } from 'commander'
 import { CliError, EXIT } from '../errors.js'
-import { byteCount, integer } from '../flags.js'
-import { DEFAULT_MAX_KEY_BYTES, hintKeyThatIsAFile, inputSize, readKeys, type InputCounts } from '../input.js'
+import { integer, maxKeyLengthOption } from '../flags.js'
+import { hintKeyThatIsAFile, inputSize, readKeys, type InputCounts } from '../input.js'
 import { openFilter } from '../stores.js'
 import { parseTarget, refuseRedisFlags } from '../targets.js'
 
@@ -23,11 +23,7 @@ export const checkCommand = new Command('check')
   .option('--name <filter>', 'the filter\'s name (Redis targets)')
   .option('--timeout <ms>', 'Redis: milliseconds per command and connection', integer(1, 2 ** 31 - 1), 5000)
   .option('--keys-file <path>', 'read keys from this file, one per line (- for standard input), instead of the arguments')
-  .addOption(
-    new Option('--max-key-length <bytes>', 'longest key (line) read, as 100, 64K or 1M; a longer one is an error')
-      .argParser(byteCount(1, 2 ** 30))
-      .default(DEFAULT_MAX_KEY_BYTES, '1M'),
-  )
+  .addOption(maxKeyLengthOption())
   .option('--json', 'print {"key": …, "present": …} per line')
   .addHelpText(
     'after',

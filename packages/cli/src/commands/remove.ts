@@ -1,8 +1,8 @@
 import { BloomError, type CountingBloomFilter } from '@bloomkit/core'
 import { Command, Option } from 'commander'
 import { CliError, EXIT } from '../errors.js'
-import { byteCount, integer } from '../flags.js'
-import { DEFAULT_MAX_KEY_BYTES, hintKeyThatIsAFile, inputSize, readKeys, type InputCounts, type InputFormat, type KeyBlock } from '../input.js'
+import { integer, maxKeyLengthOption } from '../flags.js'
+import { hintKeyThatIsAFile, inputSize, readKeys, type InputCounts, type InputFormat, type KeyBlock } from '../input.js'
 import { settleSignals } from '../signals.js'
 import { openFilter, writeSnapshotFile } from '../stores.js'
 import { parseTarget, redact, refuseRedisFlags, type Target } from '../targets.js'
@@ -36,11 +36,7 @@ A snapshot file is rewritten whole once every key is removed (a failure or inter
   .addOption(new Option('--format <format>', 'how keys are laid out in the keys file or standard input').choices(['lines', 'csv', 'jsonl']).default('lines'))
   .option('--column <column>', 'csv: column number (from 1) or header name; jsonl: field name (default: the line is a JSON string, or its "key" field)')
   .option('--header', 'csv: the first row is a header (implied by a --column name)')
-  .addOption(
-    new Option('--max-key-length <bytes>', 'longest key (line) read, as 100, 64K or 1M; a longer one is an error')
-      .argParser(byteCount(1, 2 ** 30))
-      .default(DEFAULT_MAX_KEY_BYTES, '1M'),
-  )
+  .addOption(maxKeyLengthOption())
   .option('--json', 'print the summary as JSON on standard output')
   .option('-q, --quiet', 'print nothing on success')
   .addHelpText(
