@@ -66,8 +66,10 @@ export interface OptionRule {
   readonly values: readonly unknown[]
 }
 
-const integer = (min: number, max: number) => (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
-const boolean = (value: unknown) => typeof value === 'boolean'
+/** A rule's test: an integer from `min` to `max`. */
+export const integer = (min: number, max: number) => (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+/** A rule's test: true or false, nothing that reads like one. */
+export const boolean = (value: unknown) => typeof value === 'boolean'
 const fraction = (value: unknown) => typeof value === 'number' && value > 0 && value < 1
 
 /**
@@ -105,6 +107,55 @@ export const CORE_RULES = {
  * drawn below 1e-12: at 1e-300 a layer of 20 000 keys would take gigabytes.
  */
 export const LAYERED_ERROR_RATE = { valid: fraction, values: [0.5, 0.01, 1e-6, 1e-12, 1, 1.01, -0.01, '0.01'] } satisfies OptionRule
+
+const { capacity, shards, seed, layout, growth, tightening, window, clock, counting, kind } = CORE_RULES
+
+/**
+ * Core's sizing options as a backend's create (LevelDB, Redis) takes them. `errorRate` is never drawn
+ * below 1e-12: the same create makes layered filters, which take any rate in (0, 1), and at 1e-300
+ * their layers would take gigabytes.
+ */
+export const BACKEND_SIZING_RULES = { capacity, errorRate: { ...CORE_RULES.errorRate, values: LAYERED_ERROR_RATE.values }, shards, seed, layout } satisfies Record<string, OptionRule>
+
+/** The options that make a backend's create layered. */
+export const LAYERED_OPTION_RULES = { growth, tightening, window, clock } satisfies Record<string, OptionRule>
+
+/** What a backend's create requires. */
+export const CREATE_REQUIRED: readonly string[] = ['capacity', 'errorRate']
+
+/** Every option of a backend's create: core's sizing and layered options, `counting`, `kind`, and the backend's own. */
+export function backendRules<Own extends Record<string, OptionRule>>(own: Own) {
+  return { ...BACKEND_SIZING_RULES, ...LAYERED_OPTION_RULES, counting, kind, ...own }
+}
+
+/** The names of `names` (an object of rules) that `given` holds a value for. */
+export function present(given: Readonly<Record<string, unknown>>, names: object): string[] {
+  return Object.keys(names).filter((name) => given[name] !== undefined)
+}
+
+/** Whether `given` holds a value for `name` that its rule in `rules` takes. */
+export function givenValid(rules: Readonly<Record<string, OptionRule>>, given: Readonly<Record<string, unknown>>, name: string): boolean {
+  return given[name] !== undefined && rules[name].valid(given[name])
+}
+
+/** What a backend's create makes of options whose values are right: counting, layered or fixed. */
+export function madeBy(given: Readonly<Record<string, unknown>>): 'counting' | 'layered' | 'fixed' {
+  if (given.counting === true) return 'counting'
+  return present(given, LAYERED_OPTION_RULES).length > 0 ? 'layered' : 'fixed'
+}
+
+/**
+ * A backend's create's own refusals, beyond each option's range, for the kind it makes: layered
+ * options with `counting`, a `kind` it does not make, a layered filter without `growth` or `window`.
+ */
+export function kindRefusals(given: Readonly<Record<string, unknown>>, rules: Readonly<Record<string, OptionRule>>): string[] {
+  const made = madeBy(given)
+  const refused: string[] = []
+  if (made === 'counting' && present(given, LAYERED_OPTION_RULES).length > 0) refused.push('counting', ...present(given, LAYERED_OPTION_RULES))
+  if (givenValid(rules, given, 'kind') && given.kind !== made) refused.push('kind')
+  if (made === 'layered' && given.growth === undefined && given.window === undefined) refused.push('growth')
+  return refused
+}
 
 /** The rules of a filter's explicit parameters (`fromParameters`). */
 export const PARAMETER_RULES = {
@@ -207,6 +258,9 @@ export function refusalsOf(drawn: OptionsCase, rules: Readonly<Record<string, Op
   return refused
 }
 
+/** A matcher for a coded BloomError (`BLOOM_INVALID_PARAMETER` unless told) whose message matches `pattern`. */
+export const refusal = (pattern: RegExp, code = 'BLOOM_INVALID_PARAMETER') => expect.objectContaining({ name: 'BloomError', code, message: expect.stringMatching(pattern) })
+
 /** Whether `error` is a bloomkit error (core's or the guard's) with one of `codes`. */
 function coded(error: unknown, codes: readonly string[]): boolean {
   const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown }
@@ -285,9 +339,69 @@ export const KEYS: fc.Arbitrary<KeysCase> = fc.oneof(
   { arbitrary: fc.constantFrom(...JUNK, 'abc').map((keys) => ({ keys, list: Array.isArray(keys) ? keys : undefined })), weight: 2 },
 )
 
+/** The drawn keys argument for one call: a generator is read once, so each call gets a fresh iterator over what was drawn. */
+export function keysArgument(drawn: KeysCase): unknown {
+  return drawn.list === undefined || Array.isArray(drawn.keys) || drawn.keys instanceof Set ? drawn.keys : drawn.list.values()
+}
+
 /** What addMany/hasMany/removeMany must do with `drawn`: refuse the argument, refuse a key, or answer. */
 export function keysRefusal(drawn: KeysCase): { readonly refused: string[]; readonly codes: string[] } {
   if (drawn.list === undefined) return { refused: ['keys'], codes: ['BLOOM_INVALID_PARAMETER'] }
   if (drawn.list.some((key) => !validKey(key))) return { refused: ['key'], codes: ['BLOOM_INVALID_KEY'] }
   return { refused: [], codes: [] }
+}
+
+/** The key calls every filter has, typed loosely: the oracle passes keys the types forbid. */
+export interface KeyCalls {
+  add(key: never): unknown
+  has(key: never): unknown
+  addMany(keys: never): unknown
+  hasMany(keys: never): unknown
+}
+
+/** A counting filter's key calls. */
+export interface CountingKeyCalls extends KeyCalls {
+  remove(key: never): unknown
+}
+
+/**
+ * Holds a drawn `key` and `drawn` keys to the oracle on each of `filters` (add, has, addMany, hasMany:
+ * a key added is then present), then on `countingFilter` (one of them): remove of the key, and add
+ * again so that it stays present for the next draw.
+ */
+export async function checkKeyCalls(filters: readonly KeyCalls[], countingFilter: CountingKeyCalls, key: unknown, drawn: KeysCase): Promise<void> {
+  const refused = validKey(key) ? [] : ['key']
+  const many = keysRefusal(drawn)
+  for (const filter of filters) {
+    await refusedOrHonoured('add', () => filter.add(key as never), refused, (answer) => expect(typeof answer).toBe('boolean'), ['BLOOM_INVALID_KEY'])
+    await refusedOrHonoured('has', () => filter.has(key as never), refused, (answer) => expect(answer).toBe(true), ['BLOOM_INVALID_KEY'])
+    await refusedOrHonoured('addMany', () => filter.addMany(keysArgument(drawn) as never), many.refused, (answers) => expect(answers).toHaveLength(drawn.list!.length), many.codes)
+    await refusedOrHonoured('hasMany', () => filter.hasMany(keysArgument(drawn) as never), many.refused, (answers) => expect(answers).toEqual(drawn.list!.map(() => true)), many.codes)
+  }
+  await refusedOrHonoured('remove', () => countingFilter.remove(key as never), refused, (answer) => expect(answer).toBe(true), ['BLOOM_INVALID_KEY'])
+  await refusedOrHonoured('add again', () => countingFilter.add(key as never), refused, () => {}, ['BLOOM_INVALID_KEY'])
+}
+
+/** A filter whose calls answer by a promise (LevelDB, Redis), typed loosely: the checks pass what the types forbid. */
+export interface AsyncFilterCalls extends KeyCalls {
+  merge(other: never): unknown
+}
+
+/**
+ * Issue 33 item 17 on the filters of an async backend: addMany, hasMany and removeMany of null, a
+ * number or an async iterable, merge({}), and a detached Uint8Array to add, has, remove, addMany and
+ * hasMany each reject with a coded BloomError naming what they refused.
+ */
+export async function expectArgumentRefusals(plain: AsyncFilterCalls, counting: CountingKeyCalls & { removeMany(keys: never): unknown }): Promise<void> {
+  const stream = (async function* () {})()
+  for (const keys of [null, 42, stream]) {
+    for (const call of [() => plain.addMany(keys as never), () => plain.hasMany(keys as never), () => counting.removeMany(keys as never)]) {
+      await expect(call()).rejects.toThrow(refusal(/^keys must be an iterable/))
+    }
+  }
+  await expect(plain.merge({} as never)).rejects.toThrow(refusal(/^merge: other must be/))
+  const detached = detachedBytes()
+  for (const call of [() => plain.add(detached as never), () => plain.has(detached as never), () => counting.remove(detached as never), () => plain.addMany([detached] as never), () => plain.hasMany([detached] as never)]) {
+    await expect(call()).rejects.toThrow(refusal(/whose buffer is not detached/, 'BLOOM_INVALID_KEY'))
+  }
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { CacheGuard, type GuardFilter } from '@bloomkit/guard'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { describe, expect, test } from 'vitest'
-import { detachedBytes, JUNK, KEY, optionsOf, refusalsOf, refusedOrHonoured, validKey, type OptionRule } from '../../../test-support/bad-inputs.js'
+import { detachedBytes, integer, JUNK, KEY, optionsOf, refusalsOf, refusedOrHonoured, validKey, type OptionRule } from '../../../test-support/bad-inputs.js'
 import { prop } from '../../../test-support/property-test.js'
 
 // Issue 33 items 13, 14 and 17 on the guard: every option of the constructor, warm and rebuild is
@@ -71,7 +71,6 @@ describe('each item as found', () => {
 
 // --- Random values ------------------------------------------------------------------------------
 
-const integer = (min: number, max: number) => (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
 const seconds = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0.001 && value <= 315_360_000
 const isFunction = (value: unknown) => typeof value === 'function'
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs'
 import fc from 'fast-check'
-import { sizeFilter, type BloomKey, type FilterParameters } from '@bloomkit/core'
+import { sizeFilter, type FilterParameters } from '@bloomkit/core'
 import { CountingLevelFilter, LayeredLevelFilter, LevelBloomFilter } from '@bloomkit/level-backend'
 import { afterAll, describe, expect, test } from 'vitest'
-import { CORE_RULES, detachedBytes, LAYERED_ERROR_RATE, KEY, KEYS, keysRefusal, optionsOf, refusalsOf, refusedOrHonoured, validKey, type OptionRule } from '../../../test-support/bad-inputs.js'
+import { BACKEND_SIZING_RULES, backendRules, boolean, checkKeyCalls, CORE_RULES, CREATE_REQUIRED, detachedBytes, expectArgumentRefusals, givenValid, integer, KEY, KEYS, kindRefusals, madeBy, optionsOf, present, refusal, refusalsOf, refusedOrHonoured, type OptionRule } from '../../../test-support/bad-inputs.js'
 import { prop } from '../../../test-support/property-test.js'
 import { tempFolders } from './support/temp-folders.js'
 
@@ -14,8 +14,6 @@ import { tempFolders } from './support/temp-folders.js'
 
 const folders = tempFolders('bloomkit-bad-inputs-')
 afterAll(() => folders.removeAll())
-
-const refusal = (pattern: RegExp, code = 'BLOOM_INVALID_PARAMETER') => expect.objectContaining({ name: 'BloomError', code, message: expect.stringMatching(pattern) })
 
 describe('each item as found', () => {
   test('item 13: seed: null is refused by create (fixed, counting, layered), and no folder is made', async () => {
@@ -60,17 +58,7 @@ describe('each item as found', () => {
     const plain = await LevelBloomFilter.create(folders.path(), { capacity: 1000, errorRate: 0.01 })
     const counting = await CountingLevelFilter.create(folders.path(), { capacity: 1000, errorRate: 0.01 })
     try {
-      const stream = (async function* () {})()
-      for (const keys of [null, 42, stream]) {
-        for (const call of [() => plain.addMany(keys as never), () => plain.hasMany(keys as never), () => counting.removeMany(keys as never)]) {
-          await expect(call()).rejects.toThrow(refusal(/^keys must be an iterable/))
-        }
-      }
-      await expect(plain.merge({} as never)).rejects.toThrow(refusal(/^merge: other must be/))
-      const detached = detachedBytes()
-      for (const call of [() => plain.add(detached), () => plain.has(detached), () => counting.remove(detached), () => plain.addMany([detached])]) {
-        await expect(call()).rejects.toThrow(refusal(/whose buffer is not detached/, 'BLOOM_INVALID_KEY'))
-      }
+      await expectArgumentRefusals(plain, counting)
     } finally {
       await plain.close()
       await counting.close()
@@ -80,58 +68,40 @@ describe('each item as found', () => {
 
 // --- Random values ------------------------------------------------------------------------------
 
-const integer = (min: number, max: number) => (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
 const isPowerOfTwo = (value: unknown) => integer(1024, 1 << 20)(value) && ((value as number) & ((value as number) - 1)) === 0
 
 /** The store's options, from the README. */
 const STORE_RULES = {
   cacheBytes: { valid: integer(1, 2 ** 31), values: [1 << 20, 64 << 20, 4096, 0, 2 ** 31 + 1, 1.5] },
-  sync: { valid: (value: unknown) => typeof value === 'boolean', values: [true, false, 1, 'yes'] },
+  sync: { valid: boolean, values: [true, false, 1, 'yes'] },
   checkpointBytes: { valid: integer(65_536, Number.MAX_SAFE_INTEGER), values: [65_536, 1 << 25, 1000, 0] },
   pageBytes: { valid: isPowerOfTwo, values: [1024, 16_384, 1000, 3000, 2 ** 21] },
 } satisfies Record<string, OptionRule>
 
-const { capacity, shards, seed, layout, growth, tightening, window, clock, counting, kind } = CORE_RULES
-// Never drawn below 1e-12: a layered filter takes any rate in (0, 1), and at 1e-300 its layers would take gigabytes.
-const errorRate = { ...CORE_RULES.errorRate, values: LAYERED_ERROR_RATE.values }
-const SIZING = { capacity, errorRate, shards, seed, layout }
-const LAYERED = { growth, tightening, window, clock }
-const ALL = { ...SIZING, ...LAYERED, counting, kind, ...STORE_RULES }
-const REQUIRED = ['capacity', 'errorRate']
-
-const present = (given: Readonly<Record<string, unknown>>, names: object) => Object.keys(names).filter((name) => given[name] !== undefined)
-const valid = (given: Readonly<Record<string, unknown>>, name: keyof typeof ALL) => given[name] !== undefined && (ALL[name] as OptionRule).valid(given[name])
-
-/** What create makes of options whose values are right: counting, layered or fixed. */
-function madeBy(given: Readonly<Record<string, unknown>>): 'counting' | 'layered' | 'fixed' {
-  if (given.counting === true) return 'counting'
-  return present(given, LAYERED).length > 0 ? 'layered' : 'fixed'
-}
+const { clock, kind } = CORE_RULES
+const ALL = backendRules(STORE_RULES)
+const valid = (given: Readonly<Record<string, unknown>>, name: keyof typeof ALL) => givenValid(ALL, given, name)
 
 /** create's own refusals, beyond each option's range: what the kind it makes cannot take. */
 function createRefusals(given: Readonly<Record<string, unknown>>): string[] {
-  const made = madeBy(given)
-  const refused: string[] = []
-  if (made === 'counting' && present(given, LAYERED).length > 0) refused.push('counting', ...present(given, LAYERED))
-  if (valid(given, 'kind') && given.kind !== made) refused.push('kind')
-  if (made === 'layered' && given.growth === undefined && given.window === undefined) refused.push('growth')
+  const refused = kindRefusals(given, ALL)
   // A page cache holds at least 4 pages (a counting filter has no page cache).
   const pageBytes = valid(given, 'pageBytes') ? (given.pageBytes as number) : 16_384
-  if (made !== 'counting' && valid(given, 'cacheBytes') && (given.cacheBytes as number) < 4 * pageBytes) refused.push('cacheBytes')
+  if (madeBy(given) !== 'counting' && valid(given, 'cacheBytes') && (given.cacheBytes as number) < 4 * pageBytes) refused.push('cacheBytes')
   return refused
 }
 
 function expectSizedBy(parameters: FilterParameters, given: Readonly<Record<string, unknown>>): void {
-  const sizing = Object.fromEntries(present(given, SIZING).map((name) => [name, given[name]]))
+  const sizing = Object.fromEntries(present(given, BACKEND_SIZING_RULES).map((name) => [name, given[name]]))
   expect(parameters).toEqual({ ...sizeFilter(sizing as never), seed: sizing.seed === undefined ? parameters.seed : sizing.seed })
 }
 
 type Made = LevelBloomFilter | CountingLevelFilter | LayeredLevelFilter
 
 describe('random values at every option of create, open and import (LevelDB)', () => {
-  prop([optionsOf(ALL, { required: REQUIRED })], { numRuns: 40 })('LevelBloomFilter.create', async (drawn) => {
+  prop([optionsOf(ALL, { required: CREATE_REQUIRED })], { numRuns: 40 })('LevelBloomFilter.create', async (drawn) => {
     const where = folders.path()
-    const refused = refusalsOf(drawn, ALL, { required: REQUIRED, extra: createRefusals })
+    const refused = refusalsOf(drawn, ALL, { required: CREATE_REQUIRED, extra: createRefusals })
     // The first add of a layered filter makes its first layer: part of the call, for a budget too small for its pages.
     const made = await refusedOrHonoured(
       'LevelBloomFilter.create',
@@ -260,18 +230,8 @@ describe('random arguments to the methods of LevelDB filters', () => {
   })
 
   prop([KEY, KEYS], { numRuns: 30 })('add, has, remove, addMany, hasMany and removeMany', async (key, drawn) => {
-          const { plain, countingFilter, layered } = await (filters ??= open())
-          const refused = validKey(key) ? [] : ['key']
-          for (const filter of [plain, countingFilter, layered]) {
-            await refusedOrHonoured('add', () => filter.add(key as BloomKey), refused, (answer) => expect(typeof answer).toBe('boolean'), ['BLOOM_INVALID_KEY'])
-            await refusedOrHonoured('has', () => filter.has(key as BloomKey), refused, (answer) => expect(answer).toBe(true), ['BLOOM_INVALID_KEY'])
-            const many = keysRefusal(drawn)
-            const keys = () => (drawn.list === undefined || Array.isArray(drawn.keys) || drawn.keys instanceof Set ? drawn.keys : drawn.list.values())
-            await refusedOrHonoured('addMany', () => filter.addMany(keys() as never), many.refused, (answers) => expect(answers).toHaveLength(drawn.list!.length), many.codes)
-            await refusedOrHonoured('hasMany', () => filter.hasMany(keys() as never), many.refused, (answers) => expect(answers).toEqual(drawn.list!.map(() => true)), many.codes)
-          }
-          await refusedOrHonoured('remove', () => countingFilter.remove(key as BloomKey), refused, (answer) => expect(answer).toBe(true), ['BLOOM_INVALID_KEY'])
-          await refusedOrHonoured('add again', () => countingFilter.add(key as BloomKey), refused, () => {}, ['BLOOM_INVALID_KEY'])
+    const { plain, countingFilter, layered } = await (filters ??= open())
+    await checkKeyCalls([plain, countingFilter, layered], countingFilter, key, drawn)
   })
 
   prop([fc.constantFrom<unknown>({}, null, 7, 'filter', 'layered')], { numRuns: 10 })('merge of anything but a filter', async (other) => {

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
-import { sizeFilter, type BloomKey, type FilterParameters } from '@bloomkit/core'
+import { sizeFilter, type FilterParameters } from '@bloomkit/core'
 import { LayeredRedisFilter, RedisBloomFilter, RedisCountingFilter, sizeRedisFilter } from '@bloomkit/redis-backend'
 import { afterAll, describe, expect, test } from 'vitest'
-import { CORE_RULES, detachedBytes, LAYERED_ERROR_RATE, KEY, KEYS, keysRefusal, optionsOf, refusalsOf, refusedOrHonoured, validKey, type OptionRule } from '../../../test-support/bad-inputs.js'
+import { BACKEND_SIZING_RULES, backendRules, boolean, checkKeyCalls, CORE_RULES, CREATE_REQUIRED, detachedBytes, expectArgumentRefusals, givenValid, integer, KEY, KEYS, keysArgument, keysRefusal, kindRefusals, madeBy, optionsOf, present, refusal, refusalsOf, refusedOrHonoured, type OptionRule } from '../../../test-support/bad-inputs.js'
 import { prop } from '../../../test-support/property-test.js'
 import { standaloneClient, uniqueName } from './support/clients.js'
 
@@ -15,8 +15,6 @@ const redis = standaloneClient()
 afterAll(async () => {
   await redis.quit()
 })
-
-const refusal = (pattern: RegExp, code = 'BLOOM_INVALID_PARAMETER') => expect.objectContaining({ name: 'BloomError', code, message: expect.stringMatching(pattern) })
 
 describe('each item as found', () => {
   test('item 13: seed: null is refused by create (fixed, counting, layered), and no key is written', async () => {
@@ -64,17 +62,7 @@ describe('each item as found', () => {
     const plain = await RedisBloomFilter.create(redis, uniqueName('bad-args'), { capacity: 1000, errorRate: 0.01 })
     const counting = await RedisCountingFilter.create(redis, uniqueName('bad-args'), { capacity: 1000, errorRate: 0.01 })
     try {
-      const stream = (async function* () {})()
-      for (const keys of [null, 42, stream]) {
-        for (const call of [() => plain.addMany(keys as never), () => plain.hasMany(keys as never), () => counting.removeMany(keys as never)]) {
-          await expect(call()).rejects.toThrow(refusal(/^keys must be an iterable/))
-        }
-      }
-      await expect(plain.merge({} as never)).rejects.toThrow(refusal(/^merge: other must be/))
-      const detached = detachedBytes()
-      for (const call of [() => plain.add(detached), () => plain.has(detached), () => counting.remove(detached), () => plain.hasMany([detached])]) {
-        await expect(call()).rejects.toThrow(refusal(/whose buffer is not detached/, 'BLOOM_INVALID_KEY'))
-      }
+      await expectArgumentRefusals(plain, counting)
     } finally {
       await plain.destroy()
       await counting.destroy()
@@ -83,9 +71,6 @@ describe('each item as found', () => {
 })
 
 // --- Random values ------------------------------------------------------------------------------
-
-const integer = (min: number, max: number) => (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
-const boolean = (value: unknown) => typeof value === 'boolean'
 
 /** The backend's own options, from the README. */
 const REDIS_RULES = {
@@ -103,29 +88,14 @@ const REDIS_RULES = {
   feedLength: { valid: integer(1, 2 ** 31 - 1), values: [16, 1024, 0] },
 } satisfies Record<string, OptionRule>
 
-const { capacity, shards, seed, layout, growth, tightening, window, clock, counting, kind } = CORE_RULES
-// Never drawn below 1e-12: a layered filter takes any rate in (0, 1), and at 1e-300 its layers would take gigabytes.
-const errorRate = { ...CORE_RULES.errorRate, values: LAYERED_ERROR_RATE.values }
-const SIZING = { capacity, errorRate, shards, seed, layout }
-const LAYERED = { growth, tightening, window, clock }
-const ALL = { ...SIZING, ...LAYERED, counting, kind, ...REDIS_RULES }
-const REQUIRED = ['capacity', 'errorRate']
+const { clock, kind } = CORE_RULES
+const ALL = backendRules(REDIS_RULES)
+const valid = (given: Readonly<Record<string, unknown>>, name: keyof typeof ALL) => givenValid(ALL, given, name)
 
-const present = (given: Readonly<Record<string, unknown>>, names: object) => Object.keys(names).filter((name) => given[name] !== undefined)
-const valid = (given: Readonly<Record<string, unknown>>, name: keyof typeof ALL) => given[name] !== undefined && (ALL[name] as OptionRule).valid(given[name])
-
-function madeBy(given: Readonly<Record<string, unknown>>): 'counting' | 'layered' | 'fixed' {
-  if (given.counting === true) return 'counting'
-  return present(given, LAYERED).length > 0 ? 'layered' : 'fixed'
-}
-
+/** create's own refusals, beyond each option's range: what the kind it makes cannot take, and a feed's. */
 function createRefusals(given: Readonly<Record<string, unknown>>): string[] {
-  const made = madeBy(given)
-  const refused: string[] = []
-  if (made === 'counting' && present(given, LAYERED).length > 0) refused.push('counting', ...present(given, LAYERED))
-  if (valid(given, 'kind') && given.kind !== made) refused.push('kind')
-  if (made === 'layered' && given.growth === undefined && given.window === undefined) refused.push('growth')
-  if (given.feed === true && made === 'counting') refused.push('feed')
+  const refused = kindRefusals(given, ALL)
+  if (given.feed === true && madeBy(given) === 'counting') refused.push('feed')
   return [...refused, ...feedRefusals(given)]
 }
 
@@ -135,16 +105,16 @@ function feedRefusals(given: Readonly<Record<string, unknown>>): string[] {
 }
 
 function expectSizedBy(parameters: FilterParameters, given: Readonly<Record<string, unknown>>, counterBits: number): void {
-  const sizing = Object.fromEntries(present(given, SIZING).map((name) => [name, given[name]]))
+  const sizing = Object.fromEntries(present(given, BACKEND_SIZING_RULES).map((name) => [name, given[name]]))
   expect(parameters).toEqual({ ...sizeRedisFilter(sizing as never, counterBits), seed: sizing.seed === undefined ? parameters.seed : sizing.seed })
 }
 
 type Made = RedisBloomFilter | RedisCountingFilter | LayeredRedisFilter
 
 describe('random values at every option of create, open and import (Redis)', () => {
-  prop([optionsOf(ALL, { required: REQUIRED })], { numRuns: 40 })('RedisBloomFilter.create', async (drawn) => {
+  prop([optionsOf(ALL, { required: CREATE_REQUIRED })], { numRuns: 40 })('RedisBloomFilter.create', async (drawn) => {
     const name = uniqueName('bad-inputs')
-    const refused = refusalsOf(drawn, ALL, { required: REQUIRED, extra: createRefusals })
+    const refused = refusalsOf(drawn, ALL, { required: CREATE_REQUIRED, extra: createRefusals })
     const made = await refusedOrHonoured('RedisBloomFilter.create', () => RedisBloomFilter.create(redis, name, drawn.options as never) as Promise<Made>, refused, async (filter) => {
       const given = drawn.given as Record<string, never>
       expect(filter.kind).toBe(madeBy(given))
@@ -250,19 +220,10 @@ describe('random arguments to the methods of Redis filters', () => {
 
   prop([KEY, KEYS], { numRuns: 30 })('add, has, remove, addMany, hasMany, removeMany', async (key, drawn) => {
     const { plain, countingFilter, layered } = await (filters ??= open())
-    const refused = validKey(key) ? [] : ['key']
+    await checkKeyCalls([plain, countingFilter, layered], countingFilter, key, drawn)
     const many = keysRefusal(drawn)
-    const keys = () => (drawn.list === undefined || Array.isArray(drawn.keys) || drawn.keys instanceof Set ? drawn.keys : drawn.list.values())
-    for (const filter of [plain, countingFilter, layered]) {
-      await refusedOrHonoured('add', () => filter.add(key as BloomKey), refused, (answer) => expect(typeof answer).toBe('boolean'), ['BLOOM_INVALID_KEY'])
-      await refusedOrHonoured('has', () => filter.has(key as BloomKey), refused, (answer) => expect(answer).toBe(true), ['BLOOM_INVALID_KEY'])
-      await refusedOrHonoured('addMany', () => filter.addMany(keys() as never), many.refused, (answers) => expect(answers).toHaveLength(drawn.list!.length), many.codes)
-      await refusedOrHonoured('hasMany', () => filter.hasMany(keys() as never), many.refused, (answers) => expect(answers).toEqual(drawn.list!.map(() => true)), many.codes)
-    }
-    await refusedOrHonoured('remove', () => countingFilter.remove(key as BloomKey), refused, (answer) => expect(answer).toBe(true), ['BLOOM_INVALID_KEY'])
-    await refusedOrHonoured('add again', () => countingFilter.add(key as BloomKey), refused, () => {}, ['BLOOM_INVALID_KEY'])
-    await refusedOrHonoured('removeMany', () => countingFilter.removeMany(keys() as never), many.refused, () => {}, many.codes)
-    await refusedOrHonoured('addMany again', () => countingFilter.addMany(keys() as never), many.refused, () => {}, many.codes)
+    await refusedOrHonoured('removeMany', () => countingFilter.removeMany(keysArgument(drawn) as never), many.refused, () => {}, many.codes)
+    await refusedOrHonoured('addMany again', () => countingFilter.addMany(keysArgument(drawn) as never), many.refused, () => {}, many.codes)
   })
 
   prop([fc.constantFrom<unknown>({}, null, 7, 'filter', 'layered'), optionsOf({ force: REDIS_RULES.force })], { numRuns: 20 })('merge of anything but a filter; rebuild options', async (other, drawn) => {
