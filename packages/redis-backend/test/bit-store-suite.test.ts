@@ -1,14 +1,10 @@
-import { afterAll, test } from 'vitest'
+import { test } from 'vitest'
 import type { FilterParameters } from '@bloomkit/core'
 import { bitStoreSuite } from '@bloomkit/core/testing'
 import { createRedisBitStore, openRedisBitStore } from './support/store-factory.js'
-import { clusterClient, standaloneClient } from './support/clients.js'
+import { bothDeployments } from './support/clients.js'
 
-const standalone = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([standalone.quit(), cluster.quit()])
-})
+const { redis: standalone, cluster } = bothDeployments()
 
 // Default tuning: the suite's batches mostly read and OR its small shards whole.
 bitStoreSuite({ test, factory: (parameters) => createRedisBitStore(standalone, parameters), name: 'RedisBitStore (standalone)', reopen: (store) => openRedisBitStore(standalone, store), share: (store) => openRedisBitStore(standalone, store), timeout: 20_000 })

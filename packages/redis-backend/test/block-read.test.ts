@@ -1,12 +1,8 @@
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, commandsOf, namesOf, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, commandsOf, namesOf, uniqueName } from './support/clients.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 
 const count = (names: string[], pattern: RegExp) => names.filter((name) => pattern.test(name)).length

@@ -1,14 +1,10 @@
-import { afterAll, test } from 'vitest'
+import { test } from 'vitest'
 import type { BloomFilter } from '@bloomkit/core'
 import { bloomFilterSuite } from '@bloomkit/core/testing'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
-import { clusterClient, PATHS, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, PATHS, uniqueName } from './support/clients.js'
 
-const standalone = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([standalone.quit(), cluster.quit()])
-})
+const { redis: standalone, cluster } = bothDeployments()
 
 /** Deletes the Redis keys of the (closed) filters a suite test made. */
 const destroyed = (client: RedisClient) => async (filters: BloomFilter[]) => {

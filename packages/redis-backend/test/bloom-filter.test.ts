@@ -1,16 +1,12 @@
-import { afterAll, describe, expect, test, vi } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { BloomError, estimateErrorRate, sizeFilter } from '@bloomkit/core'
 import { DEFAULT_SHARD_BITS, RedisBloomFilter } from '@bloomkit/redis-backend'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { Redis } from 'ioredis'
 import { inject } from 'vitest'
-import { clusterClient, standaloneClient, uniqueName, namesOf, PATHS } from './support/clients.js'
+import { bothDeployments, namesOf, PATHS, uniqueName } from './support/clients.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {

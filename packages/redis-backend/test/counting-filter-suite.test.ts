@@ -1,13 +1,8 @@
-import { afterAll } from 'vitest'
 import { RedisBloomFilter, RedisCountingFilter, type RedisClient } from '@bloomkit/redis-backend'
 import { countingFilterSuite } from '../../../test-support/counting-suite.js'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, uniqueName } from './support/clients.js'
 
-const standalone = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([standalone.quit(), cluster.quit()])
-})
+const { redis: standalone, cluster } = bothDeployments()
 
 // Batches of 10 000–20 000 keys are one script call each: on a loaded CI runner one can take longer
 // than the default 5 s reply timeout, which is not what these tests test.

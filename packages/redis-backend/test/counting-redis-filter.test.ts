@@ -1,13 +1,9 @@
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisCountingFilter, type RedisClient } from '@bloomkit/redis-backend'
 import { CountingMemoryFilter } from '@bloomkit/memory-backend/counting'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, clusterClient, standaloneClient, uniqueName } from './support/clients.js'
 
-const standalone = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([standalone.quit(), cluster.quit()])
-})
+const { redis: standalone, cluster } = bothDeployments()
 
 for (const [topology, client] of [['standalone', standalone], ['Cluster', cluster]] as [string, RedisClient][]) {
   describe(`RedisCountingFilter (${topology})`, () => {

@@ -1,13 +1,9 @@
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { storeOf } from '../src/redis-bloom-filter.js'
-import { clusterClient, standaloneClient, uniqueName, errorOf, namesOf, PATHS } from './support/clients.js'
+import { bothDeployments, errorOf, namesOf, PATHS, uniqueName } from './support/clients.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 test.each(
   [redis, cluster].flatMap((client) => PATHS.map(([path, options]) => [client === redis ? 'standalone' : 'Cluster', path, client, options] as const)),

@@ -1,20 +1,16 @@
 import fc from 'fast-check'
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { Redis } from 'ioredis'
 import { startRedisServer } from '../../../test-support/redis-servers.js'
-import { clusterClient, errorOf, fastFail, namesOf, PATHS, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, errorOf, fastFail, namesOf, PATHS, uniqueName } from './support/clients.js'
 
 // Faults a filter meets in production, each held to one rule: a call ends in a coded error or
 // finds every key it had acknowledged; never a silent "absent".
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
 

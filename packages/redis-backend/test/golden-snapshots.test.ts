@@ -1,20 +1,12 @@
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { LayeredRedisFilter, RedisBloomFilter } from '@bloomkit/redis-backend'
 import { earlierGoldenSnapshot, FIXED_CASES, GOLDEN_NAMES, GOLDEN_NOW, goldenKeys, goldenProbes, goldenSnapshot, LAYERED_CASES, ROTATING_STEPS } from '../../../test-support/golden-snapshots.js'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, uniqueName } from './support/clients.js'
 
 // The same inputs give the same bytes as the fixtures captured before layered filters moved into core (issue 21).
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
-const clients = [
-  ['standalone', redis],
-  ['Cluster', cluster],
-] as const
+const { redis, deployments: clients } = bothDeployments()
 
 const fixedCases = clients.flatMap(([where, client]) => Object.entries(FIXED_CASES).map(([name, c]) => [name, where, client, c] as const))
 const layeredCases = clients.flatMap(([where, client]) => Object.entries(LAYERED_CASES).map(([name, c]) => [name, where, client, c] as const))

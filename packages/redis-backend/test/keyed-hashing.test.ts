@@ -1,13 +1,9 @@
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, uniqueName } from './support/clients.js'
 import { expectSeedHidden } from '../../../test-support/hidden-seed.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 test.each([
   ['standalone', redis],

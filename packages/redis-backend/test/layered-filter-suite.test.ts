@@ -1,13 +1,9 @@
-import { afterAll, test } from 'vitest'
+import { test } from 'vitest'
 import { layeredFilterSuite } from '@bloomkit/core/testing'
 import { LayeredRedisFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, uniqueName } from './support/clients.js'
 
-const standalone = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([standalone.quit(), cluster.quit()])
-})
+const { redis: standalone, cluster } = bothDeployments()
 
 // Core's layered suite over Redis's storage port, on a standalone server (checks in one script)
 // and on a Cluster (every layer asked at once).

@@ -1,22 +1,18 @@
 import fc from 'fast-check'
 import { prop } from '../../../test-support/property-test.js'
 import { chernoffInterval } from '../../../test-support/chernoff.js'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { KeyHasher, layeredFormat } from '@bloomkit/core/store'
 import { MemoryBitStore, MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { KeyNames } from '../src/layout/key-names.js'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, uniqueName } from './support/clients.js'
 
 const { decodeLayeredSnapshot } = layeredFormat
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
 

@@ -1,14 +1,10 @@
 import fc from 'fast-check'
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, uniqueName } from './support/clients.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 const key = fc.oneof(fc.string({ maxLength: 12 }), fc.uint8Array({ maxLength: 8 }), fc.integer({ min: 0, max: 300 }).map((i) => `k${i}`))
 const operation = fc.oneof(

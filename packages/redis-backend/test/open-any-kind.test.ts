@@ -1,15 +1,11 @@
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { LayeredRedisFilter, RedisBloomFilter, RedisCountingFilter } from '@bloomkit/redis-backend'
-import { clusterClient, commandsOnKey, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, commandsOnKey, uniqueName } from './support/clients.js'
 
 // Issue 21, item 2: RedisBloomFilter.open and .import open whatever create made under a name.
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`)
 

@@ -1,13 +1,9 @@
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { BloomError } from '@bloomkit/core'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, standaloneClient, uniqueName, namesOf, PATHS } from './support/clients.js'
+import { bothDeployments, namesOf, PATHS, standaloneClient, uniqueName } from './support/clients.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 const range = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}:${from + i}`)
 

@@ -1,18 +1,14 @@
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter, type RedisClient } from '@bloomkit/redis-backend'
 import type { Cluster, Redis } from 'ioredis'
 import { KeyNames } from '../src/layout/key-names.js'
-import { clusterClient, commandsOnKey, errorOf, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, commandsOnKey, errorOf, uniqueName } from './support/clients.js'
 
 // RedisBloomFilter.import with replaceParameters: a filter replaced by one with other parameters
 // (size, shards, seed), staged while the old one answers, switched in one step (docs/SPEC.md 9.6).
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 const range = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}:${i}`)
 

@@ -1,16 +1,12 @@
 import { Redis } from 'ioredis'
-import { afterAll, expect, test } from 'vitest'
+import { expect, test } from 'vitest'
 import { checkParameters, decodeSnapshot, snapshotFormat } from '@bloomkit/core/store'
 import { MemoryBloomFilter } from '@bloomkit/memory-backend'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
 import { startRedisServer } from '../../../test-support/redis-servers.js'
-import { clusterClient, standaloneClient, uniqueName, errorOf, fastFail, namesOf } from './support/clients.js'
+import { bothDeployments, errorOf, fastFail, namesOf, uniqueName } from './support/clients.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 const members = Array.from({ length: 5000 }, (_, i) => `member:${i}`)
 const probes = Array.from({ length: 20_000 }, (_, i) => `probe:${i}`)

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { RedisBloomFilter, RedisLayeredFilter } from '@bloomkit/redis-backend'
 import { LayeredMemoryFilter } from '@bloomkit/memory-backend/layered'
 import { createKeyHasher, layeredBatch, layerPolicies } from '@bloomkit/core/store'
@@ -11,7 +11,7 @@ import { addValue, decodeFeedEntry } from '../src/layout/feed.js'
 import { CHECKED_FIELDS, metaCheck } from '../src/layout/meta.js'
 import { GROW, LAYERED_CHECKED_FIELDS, layeredCheck, parseEntries } from '../src/layered/layered-meta.js'
 import { DEFAULT_SHARD_BITS } from '../src/options.js'
-import { clusterClient, standaloneClient, uniqueName } from './support/clients.js'
+import { bothDeployments, uniqueName } from './support/clients.js'
 import * as spec from './support/independent.js'
 
 const { layerPolicyOf } = layerPolicies
@@ -77,11 +77,7 @@ const windows = block<WindowVector[]>('json redis windows')
 const feedKeys = block<Array<{ name: string; shards: number; feeds: Array<[number, string]> }>>('json redis feed keys')
 const feedEntries = block<Array<{ seed: number; keys: string[]; tag: string; value: string }>>('json redis feed entries')
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 describe('docs/SPEC.md 9.10: hash tags', () => {
   test.each(tags)('$name with $shards shards', async (vector) => {

@@ -1,14 +1,10 @@
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { RedisBloomFilter } from '@bloomkit/redis-backend'
-import { clusterClient, commandsOf, standaloneClient, uniqueName, namesOf } from './support/clients.js'
+import { bothDeployments, commandsOf, namesOf, uniqueName } from './support/clients.js'
 import { SET_BITS, TEST_BITS, testOrSetGroup } from '@bloomkit/core/store'
 import { markerOf } from '../src/bits/whole-shard.js'
 
-const redis = standaloneClient()
-const cluster = clusterClient()
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()])
-})
+const { redis, cluster } = bothDeployments()
 
 test('core\'s kernel, as the whole-shard path uses it, sets bits in order and reports a key new when a bit was unset before it, as BITFIELD SET does, and tests them', () => {
   const hashes = 3
